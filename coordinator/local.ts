@@ -1,0 +1,80 @@
+import { availableParallelism } from "node:os";
+import type { SuiteResult } from "../shared/result.ts";
+import type { LoadedSuite } from "../shared/suite.ts";
+import type { Logger } from "../shared/logger.ts";
+import { callSyncHook, DEFAULT_TIMEOUT_SECONDS, resultShell } from "../worker/lifecycle.ts";
+import { CasePool, DEFAULT_GRACE_SECONDS } from "../worker/pool.ts";
+import { positiveInt, runSelected, type EngineOptions } from "./engine.ts";
+import { selectCases, type Selector } from "./select.ts";
+
+/** Options of {@link runSuiteLocal}. */
+export interface LocalRunOptions extends EngineOptions, Selector {
+  /** Per-case timeout in seconds for cases that set none; wins over the suite's. Default: the suite's, then 120. */
+  defaultTimeout?: number | null;
+  /** Cases in flight. Default 4. */
+  concurrency?: number;
+  /** Worker threads. Default: the smaller of the CPU count and `concurrency`. */
+  threads?: number;
+  /** Seconds past a deadline before a stuck thread is terminated. Default 5. */
+  graceSeconds?: number;
+  /** Per-thread heap limit in MB. Default: none (Node's own). */
+  threadMemoryMb?: number | null;
+  /** Level of the threads' loggers. Default `"warn"`. */
+  logLevel?: string;
+  logger?: Logger;
+}
+
+/**
+ * Runs a loaded suite on a pool of worker threads (the embedded local mode): every thread imports
+ * the suite file itself and runs cases by index and name. Results come back in declaration order.
+ */
+export async function runSuiteLocal(suite: LoadedSuite, options: LocalRunOptions = {}): Promise<SuiteResult> {
+  const concurrency = positiveInt(options.concurrency, "concurrency", 4);
+  const threads = positiveInt(options.threads, "threads", Math.max(1, Math.min(availableParallelism(), concurrency)));
+  const defaultTimeout = options.defaultTimeout ?? suite.defaultTimeout ?? DEFAULT_TIMEOUT_SECONDS;
+  const selected = selectCases(suite.cases, options);
+  if (selected.length === 0) return runSelected(selected, async () => never(), options);
+
+  const pool = new CasePool({
+    suitePath: suite.path,
+    fingerprint: suite.fingerprint,
+    threads,
+    concurrency,
+    graceSeconds: options.graceSeconds ?? DEFAULT_GRACE_SECONDS,
+    threadMemoryMb: options.threadMemoryMb ?? null,
+    logLevel: options.logLevel,
+    logger: options.logger,
+  });
+  try {
+    return await runSelected(
+      selected,
+      async (sel, ctx) => {
+        const hookErrors: string[] = [];
+        let hookOk = Boolean(ctx.onRunEvent);
+        const result = await pool.run({
+          index: sel.index,
+          name: sel.case.name,
+          defaultTimeout,
+          timeoutSeconds: sel.case.resolveTimeout(defaultTimeout),
+          hasTeardown: sel.case.teardown !== null,
+          shell: () => resultShell(sel.case, sel.index),
+          signal: ctx.signal,
+          onEvent: ctx.onRunEvent
+            ? (event) => {
+                if (hookOk) hookOk = callSyncHook("onRunEvent", () => ctx.onRunEvent!(sel.case, event as never), (m) => hookErrors.push(m));
+              }
+            : undefined,
+        });
+        for (const m of hookErrors) result.addError(m);
+        return result;
+      },
+      { ...options, concurrency },
+    );
+  } finally {
+    await pool.destroy();
+  }
+}
+
+function never(): never {
+  throw new Error("no case is selected, so none can run");
+}

@@ -1,0 +1,182 @@
+import type { Writable } from "node:stream";
+import cliProgress from "cli-progress";
+import Table from "cli-table3";
+import pc from "picocolors";
+import type { Case } from "../../shared/case.ts";
+import type { RunEvent } from "../../shared/agent.ts";
+import type { CaseResult, SuiteResult } from "../../shared/result.ts";
+import type { SuiteHooks } from "../engine.ts";
+
+/**
+ * Human output of the CLI: a live progress display on a terminal, one line per finished case
+ * otherwise, the summary table and the case list. Every model- or user-derived string is cleaned
+ * of control characters, so an output cannot restyle or hijack the terminal.
+ */
+
+/** Above this many cases the summary table lists only the cases that did not pass. */
+export const SUMMARY_TABLE_LIMIT = 100;
+/** Error lines printed under the summary, at most. */
+const ERROR_LINES_LIMIT = 50;
+const DASH = "\u2014";
+/** Table borders without a rule between rows. */
+const COMPACT = { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" };
+
+/** Options of {@link ConsoleReporter}. */
+export interface ConsoleReporterOptions {
+  out: Writable;
+  /** Show a live progress bar (a terminal). Default: `out.isTTY`. */
+  live?: boolean;
+  /** Colors. Default: on for a terminal unless NO_COLOR is set. */
+  color?: boolean;
+  /** Print the response, tools and verdicts of every case. */
+  verbose?: boolean;
+  /** Cases selected (for the progress display). */
+  total: number;
+}
+
+/** Replaces control characters (ANSI escapes included) with `?`; keeps newlines and tabs. */
+export function safeText(text: unknown): string {
+  return String(text ?? "").replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g, "?");
+}
+
+/** Renders a case's progress and results; its hooks plug into the runner. */
+export class ConsoleReporter {
+  readonly #out: Writable;
+  readonly #verbose: boolean;
+  readonly #c: ReturnType<typeof pc.createColors>;
+  readonly #total: number;
+  #multibar: cliProgress.MultiBar | undefined;
+  #bar: cliProgress.SingleBar | undefined;
+  #running = 0;
+  #passed = 0;
+  #failed = 0;
+  #done = 0;
+
+  constructor(options: ConsoleReporterOptions) {
+    this.#out = options.out;
+    this.#verbose = options.verbose ?? false;
+    this.#total = options.total;
+    const tty = Boolean((options.out as { isTTY?: boolean }).isTTY);
+    this.#c = pc.createColors(options.color ?? (tty && !process.env.NO_COLOR));
+    if (options.live ?? tty) {
+      this.#multibar = new cliProgress.MultiBar(
+        {
+          stream: options.out as NodeJS.WritableStream,
+          format: "{bar} {value}/{total} done | {running} running | {passed} passed | {failed} failed | {duration_formatted} elapsed | ETA {eta_formatted}",
+          hideCursor: true,
+          clearOnComplete: true,
+          stopOnComplete: false,
+          etaBuffer: 50,
+          fps: 10,
+          noTTYOutput: false,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      this.#bar = this.#multibar.create(this.#total, 0, this.#payload());
+    }
+  }
+
+  /** Presentation hooks for the runner. */
+  hooks(): Required<SuiteHooks> {
+    return {
+      onCaseStart: () => {
+        this.#running++;
+        this.#update();
+      },
+      onRunEvent: (_c: Case, _event: RunEvent) => undefined,
+      onCaseEnd: (c: Case, result: CaseResult) => {
+        if (!result.skipped) this.#running = Math.max(0, this.#running - 1);
+        this.#done++;
+        if (result.passed) this.#passed++;
+        else this.#failed++;
+        this.#print(this.#caseLines(c, result));
+        this.#update();
+      },
+    };
+  }
+
+  /** Stops the live display (call it in a `finally`: Ctrl-C must not leave a hidden cursor). */
+  stop(): void {
+    if (this.#multibar) {
+      this.#multibar.stop();
+      this.#multibar = undefined;
+      this.#bar = undefined;
+    }
+  }
+
+  /** A line to show above the live display (or plainly). */
+  note(line: string): void {
+    this.#print([line]);
+  }
+
+  #payload(): Record<string, number> {
+    return { running: this.#running, passed: this.#passed, failed: this.#failed };
+  }
+
+  #update(): void {
+    this.#bar?.update(this.#done, this.#payload());
+  }
+
+  #print(lines: string[]): void {
+    const text = lines.join("\n") + "\n";
+    if (this.#multibar) this.#multibar.log(text);
+    else this.#out.write(text);
+  }
+
+  #caseLines(c: Case, r: CaseResult): string[] {
+    const k = this.#c;
+    const name = safeText(r.name);
+    if (r.skipped) return [`${k.yellow("SKIP")}  ${name}  ${k.dim(safeText(r.error ?? ""))}`];
+    const status = r.passed ? k.green("PASS") : k.red("FAIL");
+    const lines = [`${status}  ${name}  ${k.dim(`${safeText(c.componentId)} \u00b7 ${r.durationSeconds}s`)}`];
+    if (this.#verbose) {
+      lines.push("", "Response", safeText(r.output) || "(empty)");
+      if (r.toolsCalled.length > 0) lines.push("", `tools fired: ${r.toolsCalled.map(safeText).join(", ")}`);
+      if (r.judgePassed !== null) {
+        lines.push(`Judge: ${r.judgePassed ? "PASS" : "FAIL"}${r.judgeScore !== null ? ` (score ${r.judgeScore})` : ""}`);
+        if (r.judgeReason) lines.push(`  ${safeText(r.judgeReason)}`);
+      }
+      if (r.reliabilityPassed !== null) {
+        lines.push(`Reliability: ${r.reliabilityPassed ? "PASS" : "FAIL"}  expected: ${(c.expectedToolCalls ?? []).map(safeText).join(", ")}`);
+        if (r.reliability && r.reliability.missingToolCalls.length > 0) lines.push(`  missing: ${r.reliability.missingToolCalls.map(safeText).join(", ")}`);
+        if (r.reliability && r.reliability.failedToolCalls.length > 0) lines.push(`  unexpected: ${r.reliability.failedToolCalls.map(safeText).join(", ")}`);
+      }
+      if (r.score) lines.push(`Score: ${r.score.value} ${r.score.passed ? "PASS" : "FAIL"}${r.score.reason ? `  ${safeText(r.score.reason)}` : ""}`);
+      lines.push(k.dim(`session: ${safeText(r.sessionId)} \u00b7 ${r.durationSeconds}s`));
+    }
+    if (r.error) lines.push(`  ${k.red("error:")} ${safeText(r.error)}`);
+    return lines;
+  }
+}
+
+/** Prints the "Eval Summary" table, the pass count and one line per errored case. */
+export function printSummary(out: Writable, suite: SuiteResult, options: { color?: boolean } = {}): void {
+  const k = pc.createColors(options.color ?? false);
+  const check = (v: boolean | null): string => (v === null ? DASH : v ? "PASS" : "FAIL");
+  const all = suite.results;
+  const shown = all.length > SUMMARY_TABLE_LIMIT ? all.filter((r) => !r.passed) : all;
+  const table = new Table({ head: ["Case", "Judge", "Reliability", "Scorer", "Status", "Time"], style: { head: [], border: [] }, chars: COMPACT });
+  for (const r of shown) {
+    const status = r.skipped ? "SKIP" : r.passed ? "PASS" : "FAIL";
+    table.push([safeText(r.name), check(r.judgePassed), check(r.reliabilityPassed), r.score ? check(r.score.passed) : DASH, status, `${r.durationSeconds}s`]);
+  }
+  const lines: string[] = ["", "Eval Summary"];
+  if (shown.length > 0) lines.push(table.toString());
+  if (shown.length < all.length) lines.push(k.dim(`(${all.length - shown.length} passing cases not listed)`));
+  let tally = `\n${suite.passed}/${suite.total} passed`;
+  if (suite.failed > 0) tally += `, ${suite.failed} failed`;
+  if (suite.skipped > 0) tally += ` (${suite.skipped} skipped)`;
+  tally += ` in ${suite.durationSeconds}s`;
+  lines.push(suite.status === "PASS" ? k.green(tally) : k.red(tally));
+  const errored = all.filter((r) => r.error);
+  for (const r of errored.slice(0, ERROR_LINES_LIMIT)) lines.push(`  ${safeText(r.name)}: ${safeText(r.error)}`);
+  if (errored.length > ERROR_LINES_LIMIT) lines.push(`  ... and ${errored.length - ERROR_LINES_LIMIT} more (see the JSON report)`);
+  out.write(lines.join("\n") + "\n");
+}
+
+/** Prints the "Eval Cases" table of `--list`. */
+export function printCaseList(out: Writable, cases: readonly Case[], defaultTimeout: number): void {
+  const table = new Table({ head: ["Case", "Component", "Tags", "Timeout"], style: { head: [], border: [] }, chars: COMPACT });
+  for (const c of cases) table.push([safeText(c.name), safeText(c.componentId), c.tags.map(safeText).join(", "), `${c.resolveTimeout(defaultTimeout)}s`]);
+  out.write(`Eval Cases\n${table.toString()}\n${cases.length} case${cases.length === 1 ? "" : "s"}\n`);
+}

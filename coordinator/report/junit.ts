@@ -1,0 +1,57 @@
+import { create } from "xmlbuilder2";
+import type { SuiteResult } from "../../shared/result.ts";
+
+/**
+ * JUnit XML, a projection of the JSON report that CI dashboards read: one testcase per case,
+ * `<skipped>` for skipped cases, `<error>` for cases that did not complete (agent errors,
+ * timeouts, crashes), `<failure>` for cases whose checks failed.
+ */
+export function toJUnitXml(suite: SuiteResult, suiteName: string, timestamp: Date = new Date()): string {
+  const results = suite.results;
+  const skipped = results.filter((r) => r.skipped).length;
+  const errors = results.filter((r) => !r.skipped && !r.passed && isError(r.error, r.timedOut)).length;
+  const failures = results.filter((r) => !r.skipped && !r.passed).length - errors;
+  const counts = { tests: String(results.length), failures: String(failures), errors: String(errors), skipped: String(skipped), time: seconds(suite.durationSeconds) };
+  const root = create({ version: "1.0", encoding: "UTF-8" }).ele("testsuites", { name: suiteName, ...counts });
+  const ts = root.ele("testsuite", { name: suiteName, ...counts, timestamp: timestamp.toISOString().replace(/\.\d+Z$/, "") });
+  if (suite.runId) ts.ele("properties").ele("property", { name: "run_id", value: suite.runId });
+  for (const r of results) {
+    const tc = ts.ele("testcase", { name: r.name, classname: `${suiteName}.${r.teamId ?? r.agentId ?? "case"}`, time: seconds(r.durationSeconds) });
+    if (r.skipped) {
+      tc.ele("skipped", { message: clean(r.error ?? "skipped") });
+    } else if (!r.passed) {
+      const verdicts = [
+        r.judgePassed === false ? `judge failed${r.judgeScore !== null ? ` (score ${r.judgeScore})` : ""}${r.judgeReason ? `: ${r.judgeReason}` : ""}` : null,
+        r.reliabilityPassed === false ? `reliability failed: missing ${r.reliability?.missingToolCalls.join(", ") || "-"}; unexpected ${r.reliability?.failedToolCalls.join(", ") || "-"}` : null,
+        r.score && !r.score.passed ? `scorer failed (${r.score.value})${r.score.reason ? `: ${r.score.reason}` : ""}` : null,
+      ].filter((v): v is string => v !== null);
+      const message = r.error || verdicts.join("; ") || "failed";
+      const kind = isError(r.error, r.timedOut) ? "error" : "failure";
+      tc.ele(kind, { message: clean(message.slice(0, 1000)), type: r.timedOut ? "timeout" : kind === "error" ? errorType(r.error) : "check" }).txt(
+        clean([r.error, ...verdicts].filter(Boolean).join("\n")),
+      );
+    }
+    if (r.output) tc.ele("system-out").txt(clean(r.output));
+  }
+  return root.end({ prettyPrint: true }) + "\n";
+}
+
+function isError(error: string | null, timedOut: boolean): boolean {
+  if (timedOut) return true;
+  if (!error) return false;
+  // Check verdict failures are failures; anything that kept the case from completing is an error.
+  return !/^(judge|reliability|scorer): /.test(error);
+}
+
+function errorType(error: string | null): string {
+  return /^([a-z]+):/.exec(error ?? "")?.[1] ?? "error";
+}
+
+function seconds(s: number): string {
+  return s.toFixed(3);
+}
+
+/** XML 1.0 cannot carry most control characters, even escaped: drop them. */
+function clean(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, "");
+}

@@ -1,0 +1,211 @@
+import { z } from "zod";
+import type { Agent, CaseInput, ChatMessage, Team } from "./agent.ts";
+import type { JudgeModel } from "./judge-model.ts";
+import type { Scorer } from "./score.ts";
+import type { CaseResult } from "./result.ts";
+import { CaseValidationError } from "./errors.ts";
+import { pyRepr } from "./py-format.ts";
+
+/** How the judge grades: pass/fail, or a 1-10 score compared with `judgeThreshold`. */
+export const JudgeMode = {
+  BINARY: "binary",
+  NUMERIC: "numeric",
+} as const;
+/** `"binary"` or `"numeric"`. */
+export type JudgeMode = (typeof JudgeMode)[keyof typeof JudgeMode];
+
+/** Runs before the case, outside the timeout; its return value (the context) goes to teardown. */
+export type SetupHook = () => unknown;
+/** Runs once setup has completed, whatever happened, outside the timeout. */
+export type TeardownHook = (context: unknown, result: CaseResult) => unknown;
+
+/** Options of `new Case({...})`. Defaults follow Agno (spec A7). */
+export interface CaseOptions {
+  /** Identifies the case in selection (`--name`) and reports. Unique within a suite file. */
+  name: string;
+  /** A prompt, or a list of chat messages for a multi-turn case. */
+  input: CaseInput;
+  /** The agent under test. Exactly one of `agent` and `team`. */
+  agent?: Agent | null;
+  /** The team under test. Exactly one of `agent` and `team`. */
+  team?: Team | null;
+  /** Labels for `--tag`. Default `[]`. */
+  tags?: readonly string[];
+  /** Per-case timeout in seconds; `null` (default) falls back to the runner's default (120 s). `0` counts. */
+  timeoutSeconds?: number | null;
+  /** Turns the judge check on (a non-empty string). */
+  criteria?: string | null;
+  /** Per-case judge; falls back to the runner's, then the suite's, then the default judge. */
+  judgeModel?: JudgeModel | null;
+  /** Default {@link JudgeMode.BINARY}. */
+  judgeMode?: JudgeMode | "binary" | "numeric";
+  /** Pass bar 1-10, read only in numeric mode. Default 7. */
+  judgeThreshold?: number;
+  /** Turns the reliability check on (a non-empty list of tool names). */
+  expectedToolCalls?: readonly string[] | null;
+  /** Subset matching (default `true`) or strict matching (`false`). */
+  allowAdditionalToolCalls?: boolean;
+  /** Turns the scorer check on. */
+  scorer?: Scorer | null;
+  /** The expected value handed to the scorer. */
+  expected?: unknown;
+  setup?: SetupHook | null;
+  teardown?: TeardownHook | null;
+}
+
+const ChatMessageSchema = z.object({ role: z.string().min(1), content: z.string() });
+const InputSchema = z.union([z.string(), z.array(ChatMessageSchema)]);
+const RunnableSchema = z.custom<Agent>(
+  (v) => v !== null && typeof v === "object" && typeof (v as { run?: unknown }).run === "function",
+  { message: "must be an object with a run(input, context) method" },
+);
+const JudgeModelSchema = z.custom<JudgeModel>(
+  (v) => v !== null && typeof v === "object" && typeof (v as { judge?: unknown }).judge === "function",
+  { message: "must be an object with a judge(request, options) method" },
+);
+const ScorerSchema = z.custom<Scorer>(
+  (v) => v !== null && typeof v === "object" && typeof (v as { score?: unknown }).score === "function",
+  { message: "must be an object with a score(run, expected) method" },
+);
+const HookSchema = z.custom<(...args: never[]) => unknown>((v) => typeof v === "function", { message: "must be a function" });
+
+/** Type checks of every option (JavaScript callers can pass anything). Agno's rules (A1-A5) run first. */
+const CaseOptionsSchema = z.object({
+  name: z.string(),
+  input: InputSchema,
+  agent: RunnableSchema.nullish(),
+  team: RunnableSchema.nullish(),
+  tags: z.array(z.string()).optional(),
+  timeoutSeconds: z.number().finite().nullish(),
+  criteria: z.string().nullish(),
+  judgeModel: JudgeModelSchema.nullish(),
+  judgeMode: z.string().optional(),
+  judgeThreshold: z.number().finite().optional(),
+  expectedToolCalls: z.array(z.string()).nullish(),
+  allowAdditionalToolCalls: z.boolean().optional(),
+  scorer: ScorerSchema.nullish(),
+  expected: z.unknown().optional(),
+  setup: HookSchema.nullish(),
+  teardown: HookSchema.nullish(),
+});
+
+/**
+ * One eval case: an input for one agent or team, and the checks its answer must pass.
+ * Frozen after construction; invalid options throw a {@link CaseValidationError} that names the
+ * case and the field, e.g. `case 'x' has no checks: set criteria, expectedToolCalls, and/or scorer`.
+ */
+export class Case {
+  readonly name: string;
+  readonly input: CaseInput;
+  readonly agent: Agent | null;
+  readonly team: Team | null;
+  readonly tags: readonly string[];
+  readonly timeoutSeconds: number | null;
+  readonly criteria: string | null;
+  readonly judgeModel: JudgeModel | null;
+  readonly judgeMode: JudgeMode;
+  readonly judgeThreshold: number;
+  readonly expectedToolCalls: readonly string[] | null;
+  readonly allowAdditionalToolCalls: boolean;
+  readonly scorer: Scorer | null;
+  readonly expected: unknown;
+  readonly setup: SetupHook | null;
+  readonly teardown: TeardownHook | null;
+
+  constructor(options: CaseOptions) {
+    if (options === null || typeof options !== "object") {
+      throw new CaseValidationError(`case options must be an object, got ${pyRepr(options)}`);
+    }
+    const label = typeof options.name === "string" ? `case ${pyRepr(options.name)}` : "case";
+    if (typeof options.name !== "string") {
+      throw new CaseValidationError(`${label}: name must be a string, got ${pyRepr(options.name)}`, { field: "name" });
+    }
+    // Agno's checks, in Agno's order (spec A1-A5).
+    if (!options.agent && !options.team) {
+      throw new CaseValidationError(`${label}: provide one of 'agent' or 'team'`, { case: options.name, field: "agent" });
+    }
+    if (options.agent && options.team) {
+      throw new CaseValidationError(`${label}: provide only one of 'agent' or 'team'`, { case: options.name, field: "team" });
+    }
+    const hasToolCalls = Array.isArray(options.expectedToolCalls) ? options.expectedToolCalls.length > 0 : Boolean(options.expectedToolCalls);
+    if (!options.criteria && !hasToolCalls && (options.scorer === undefined || options.scorer === null)) {
+      throw new CaseValidationError(`${label} has no checks: set criteria, expectedToolCalls, and/or scorer`, {
+        case: options.name,
+        field: "criteria",
+      });
+    }
+    const judgeMode = options.judgeMode ?? JudgeMode.BINARY;
+    if (judgeMode !== JudgeMode.BINARY && judgeMode !== JudgeMode.NUMERIC) {
+      throw new CaseValidationError(`${label}: judgeMode must be a JudgeMode, got ${pyRepr(judgeMode)}`, {
+        case: options.name,
+        field: "judgeMode",
+      });
+    }
+    const judgeThreshold = options.judgeThreshold ?? 7;
+    if (judgeMode === JudgeMode.NUMERIC && !(typeof judgeThreshold === "number" && judgeThreshold >= 1 && judgeThreshold <= 10)) {
+      throw new CaseValidationError(`${label}: judgeThreshold must be 1-10, got ${pyRepr(judgeThreshold)}`, {
+        case: options.name,
+        field: "judgeThreshold",
+      });
+    }
+    const parsed = CaseOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = issue.path.map(String).join(".") || "options";
+      const got = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k as PropertyKey], options);
+      throw new CaseValidationError(`${label}: ${field} ${describeIssue(issue)}, got ${pyRepr(got)}`, {
+        case: options.name,
+        field,
+      });
+    }
+
+    this.name = options.name;
+    this.input = typeof options.input === "string" ? options.input : freezeMessages(options.input);
+    this.agent = options.agent ?? null;
+    this.team = options.team ?? null;
+    this.tags = Object.freeze([...(options.tags ?? [])]);
+    this.timeoutSeconds = options.timeoutSeconds ?? null;
+    this.criteria = options.criteria ?? null;
+    this.judgeModel = options.judgeModel ?? null;
+    this.judgeMode = judgeMode;
+    this.judgeThreshold = judgeThreshold;
+    this.expectedToolCalls = options.expectedToolCalls ? Object.freeze([...options.expectedToolCalls]) : null;
+    this.allowAdditionalToolCalls = options.allowAdditionalToolCalls ?? true;
+    this.scorer = options.scorer ?? null;
+    this.expected = options.expected;
+    this.setup = options.setup ?? null;
+    this.teardown = options.teardown ?? null;
+    Object.freeze(this);
+  }
+
+  /** `"agent"` or `"team"`: which field was set (the error prefix and the id field). */
+  get label(): "agent" | "team" {
+    return this.team ? "team" : "agent";
+  }
+
+  /** The agent or team under test. */
+  get component(): Agent {
+    return (this.agent ?? this.team)!;
+  }
+
+  /** The component's id, or the case name when the id is falsy. */
+  get componentId(): string {
+    return this.component.id || this.name;
+  }
+
+  /** The timeout in seconds against a runner default (`timeoutSeconds` wins, even 0). */
+  resolveTimeout(defaultTimeout: number): number {
+    return this.timeoutSeconds ?? defaultTimeout;
+  }
+}
+
+function freezeMessages(messages: readonly ChatMessage[]): readonly ChatMessage[] {
+  return Object.freeze(messages.map((m) => Object.freeze({ ...m })));
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === "custom") return issue.message;
+  if (issue.code === "invalid_type") return `must be ${issue.expected === "array" ? "a list" : `a ${issue.expected}`}`;
+  if (issue.code === "invalid_union") return "must be a string or a list of {role, content} messages";
+  return issue.message.toLowerCase();
+}

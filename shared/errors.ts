@@ -1,0 +1,131 @@
+import { z } from "zod";
+
+/**
+ * Stable error codes. A code never changes meaning once released: scripts and the
+ * coordinator branch on it, so add new codes rather than repurposing old ones.
+ */
+export const ErrorCode = {
+  /** A `new Case({...})` option is invalid. */
+  CaseInvalid: "CASE_INVALID",
+  /** A `Score` was built with a value outside [0, 1]. */
+  ScoreInvalid: "SCORE_INVALID",
+  /** The suite file does not exist. */
+  SuiteNotFound: "SUITE_NOT_FOUND",
+  /** The suite file failed to import (syntax error, a throw at top level, a bad import). */
+  SuiteLoadFailed: "SUITE_LOAD_FAILED",
+  /** The suite module exports no cases, or its exports are malformed. */
+  SuiteInvalid: "SUITE_INVALID",
+  /** A worker loaded a suite whose fingerprint differs from the coordinator's. */
+  SuiteMismatch: "SUITE_MISMATCH",
+  /** A command-line usage error (unknown flag, bad value). */
+  Usage: "USAGE",
+  /** A report (JSON, JUnit) could not be written. */
+  ReportWrite: "REPORT_WRITE",
+  /** A worker thread died (uncaught error, out of memory, terminated). */
+  ThreadCrashed: "THREAD_CRASHED",
+  /** A message crossing a thread or process boundary failed its schema. */
+  WireInvalid: "WIRE_INVALID",
+  /** Anything else; carries the original error name in `name`. */
+  Internal: "INTERNAL",
+} as const;
+
+/** One of the {@link ErrorCode} values. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** An error with a stable {@link ErrorCode}. Its message is written for people. */
+export class EvalfleetError extends Error {
+  override readonly name: string = "EvalfleetError";
+  /** Stable machine-readable code. */
+  readonly code: ErrorCode;
+  /** Extra facts (the file, the field, the value) for logs and reports. */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.details = Object.freeze({ ...details });
+  }
+}
+
+/** Raised when a case's options are invalid; the message names the case and the field. */
+export class CaseValidationError extends EvalfleetError {
+  override readonly name = "CaseValidationError";
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super(ErrorCode.CaseInvalid, message, details);
+  }
+}
+
+/** Raised when a suite file cannot be loaded; `problems` lists every problem found, not the first only. */
+export class SuiteLoadError extends EvalfleetError {
+  override readonly name = "SuiteLoadError";
+  /** Each problem as a one-line sentence. */
+  readonly problems: readonly string[];
+  constructor(code: ErrorCode, file: string, problems: readonly string[], options?: { cause?: unknown }) {
+    super(code, `${file}: ${problems.join("; ")}`, { file, problems }, options);
+    this.problems = Object.freeze([...problems]);
+  }
+}
+
+/** An error as plain data, so it can cross a thread or process boundary. */
+export const ErrorInfoSchema = z.object({
+  code: z.string(),
+  name: z.string(),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+/** Plain-data form of an error. */
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
+
+/**
+ * The class name of a thrown value, as Python's `type(exc).__name__` would give it:
+ * `err.name` when a subclass set one, else the constructor's name. Non-errors give `"Error"`.
+ */
+export function errorName(err: unknown): string {
+  if (err instanceof Error) {
+    if (err.name && err.name !== "Error") return err.name;
+    const ctor = (err as { constructor?: { name?: string } }).constructor?.name;
+    return ctor && ctor !== "Object" ? ctor : "Error";
+  }
+  if (err !== null && typeof err === "object") {
+    const name = (err as { name?: unknown }).name;
+    if (typeof name === "string" && name) return name;
+  }
+  return "Error";
+}
+
+/** The message of a thrown value; a non-error is converted with `String()`. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err !== null && typeof err === "object" && typeof (err as { message?: unknown }).message === "string") {
+    return (err as { message: string }).message;
+  }
+  return String(err);
+}
+
+/** `"{Name}: {message}"`, the form every recorded case error uses after its prefix. */
+export function describeError(err: unknown): string {
+  return `${errorName(err)}: ${errorMessage(err)}`;
+}
+
+/** Converts any thrown value to {@link ErrorInfo}. */
+export function toErrorInfo(err: unknown): ErrorInfo {
+  if (err instanceof EvalfleetError) {
+    return { code: err.code, name: err.name, message: err.message, details: safeDetails(err.details) };
+  }
+  return { code: ErrorCode.Internal, name: errorName(err), message: errorMessage(err) };
+}
+
+/** Rebuilds an {@link EvalfleetError} from {@link ErrorInfo} on the receiving side. */
+export function fromErrorInfo(info: ErrorInfo): EvalfleetError {
+  const err = new EvalfleetError(info.code as ErrorCode, info.message, info.details ?? {});
+  Object.defineProperty(err, "name", { value: info.name });
+  return err;
+}
+
+function safeDetails(details: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  try {
+    return JSON.parse(JSON.stringify(details)) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}

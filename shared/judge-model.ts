@@ -1,0 +1,27 @@
+/**
+ * The judge-model contract. The judge check builds the prompt (see worker/checks/judge.ts) and
+ * calls `judge`; the model answers with JSON matching the requested schema. The real
+ * OpenAI-compatible client implements this; tests use a scripted one.
+ */
+
+/** Binary verdict: `{ passed, reason }`; numeric: `{ score (1-10 integer), reason }`. */
+export type JudgeSchemaName = "binary" | "numeric";
+
+/** One judge call. */
+export interface JudgeRequest {
+  /** The evaluator's system prompt (description and instructions). */
+  system: string;
+  /** The user message: the input and the fenced, untrusted output. */
+  user: string;
+  /** Which answer shape is expected. */
+  schemaName: JudgeSchemaName;
+  /** JSON Schema of the expected answer, for providers with structured output. */
+  jsonSchema: Record<string, unknown>;
+}
+
+/** What a judge model returns: the parsed answer, or raw text holding JSON. */
+export interface JudgeModel {
+  /** Shown in reports and logs. */
+  id?: string | null;
+  judge(request: JudgeRequest, options: { signal: AbortSignal }): Promise<unknown>;
+}

@@ -1,0 +1,213 @@
+import { createHash } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Case } from "./case.ts";
+import type { JudgeModel } from "./judge-model.ts";
+import { ErrorCode, SuiteLoadError, errorMessage, errorName } from "./errors.ts";
+import { pyRepr } from "./py-format.ts";
+
+/**
+ * Suite modules: how a file declares its cases, and how every process (the coordinator, each
+ * worker, each thread) loads the same file. Code never travels; cases are found by index and name.
+ */
+
+const SUITE_BRAND = Symbol.for("evalfleet.suite");
+const LOADING = Symbol.for("evalfleet.loading");
+
+/** Options of {@link defineSuite}. */
+export interface SuiteDefinitionOptions {
+  /** Shown in reports; default: the file name without extension. */
+  name?: string;
+  cases: readonly Case[];
+  /** Suite-wide judge model (after the case's own). */
+  judgeModel?: JudgeModel | null;
+  /** Per-case timeout in seconds for cases that set none (after the command line's `--timeout`). */
+  defaultTimeout?: number | null;
+}
+
+/** A suite as a module exports it. */
+export interface SuiteDefinition extends Readonly<SuiteDefinitionOptions> {
+  readonly [SUITE_BRAND]: true;
+}
+
+/** Declares a suite: `export default defineSuite({ name, cases, judgeModel?, defaultTimeout? })`. */
+export function defineSuite(options: SuiteDefinitionOptions): SuiteDefinition {
+  return Object.freeze({ ...options, cases: Object.freeze([...(options.cases ?? [])]), [SUITE_BRAND]: true as const });
+}
+
+/** A loaded suite file. */
+export interface LoadedSuite {
+  /** Absolute path of the file. */
+  path: string;
+  name: string;
+  cases: readonly Case[];
+  judgeModel: JudgeModel | null;
+  defaultTimeout: number | null;
+  /** sha256 over the ordered case names and their serialisable settings. */
+  fingerprint: string;
+}
+
+/** What `cli(cases, options)` registers when it is called while a suite file is being loaded. */
+interface LoadCapture {
+  cases?: readonly Case[];
+  judgeModel?: JudgeModel | null;
+  defaultTimeout?: number | null;
+}
+
+/**
+ * Called by `cli()`: when a suite file is being loaded by evalfleet (a thread importing it, or
+ * `evalfleet run`), records the cases and returns true, so the script does not run itself again.
+ */
+export function captureDuringLoad(cases: readonly Case[], options: { judgeModel?: JudgeModel | null; defaultTimeout?: number | null }): boolean {
+  const capture = (globalThis as Record<symbol, LoadCapture | undefined>)[LOADING];
+  if (!capture) return false;
+  capture.cases = cases;
+  capture.judgeModel = options.judgeModel ?? null;
+  capture.defaultTimeout = options.defaultTimeout ?? null;
+  return true;
+}
+
+/** True for a Case, including one built by another copy of the evalfleet package. */
+export function isCase(value: unknown): value is Case {
+  if (value instanceof Case) return true;
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    typeof (value as Case).name === "string" &&
+    typeof (value as Case).resolveTimeout === "function" &&
+    "componentId" in (value as object)
+  );
+}
+
+/**
+ * Imports a suite file (`.ts`, `.mts`, `.js`, `.mjs`; TypeScript needs tsx registered, as the
+ * CLI and the worker threads do) and validates its exports. Every problem is reported at once in
+ * one {@link SuiteLoadError} naming the file.
+ */
+export async function loadSuite(file: string): Promise<LoadedSuite> {
+  const path = resolve(file);
+  if (!existsSync(path)) throw new SuiteLoadError(ErrorCode.SuiteNotFound, file, ["suite file not found"]);
+  if (!statSync(path).isFile()) throw new SuiteLoadError(ErrorCode.SuiteNotFound, file, ["suite path is not a file"]);
+
+  const holder = globalThis as Record<symbol, LoadCapture | undefined>;
+  const previous = holder[LOADING];
+  const capture: LoadCapture = {};
+  holder[LOADING] = capture;
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new SuiteLoadError(ErrorCode.SuiteLoadFailed, file, [describeImportFailure(err)], { cause: err });
+  } finally {
+    holder[LOADING] = previous;
+  }
+  return validateSuiteModule(file, path, mod, capture);
+}
+
+function validateSuiteModule(file: string, path: string, mod: Record<string, unknown>, capture: LoadCapture): LoadedSuite {
+  const problems: string[] = [];
+  const fallbackName = basename(path).replace(/\.(m|c)?(t|j)sx?$/, "");
+  let def: SuiteDefinitionOptions | undefined;
+  let source = "";
+  const exported = mod.default;
+  if (exported && typeof exported === "object" && (exported as Record<symbol, unknown>)[SUITE_BRAND]) {
+    def = exported as SuiteDefinition;
+    source = "the default export (defineSuite)";
+  } else if (Array.isArray(exported)) {
+    def = { cases: exported as Case[] };
+    source = "the default export";
+  } else if (Array.isArray(mod.cases)) {
+    def = { cases: mod.cases as Case[] };
+    source = "the `cases` export";
+  } else if (capture.cases) {
+    def = { cases: capture.cases, judgeModel: capture.judgeModel, defaultTimeout: capture.defaultTimeout };
+    source = "the cli(...) call";
+  } else if (exported !== undefined) {
+    problems.push(
+      `the default export is ${describeValue(exported)}; export default defineSuite({ cases }), export default [cases], or export const cases`,
+    );
+  } else {
+    problems.push("exports no cases: export default defineSuite({ cases }), export default [cases], or export const cases");
+  }
+
+  const cases: Case[] = [];
+  if (def) {
+    if (!Array.isArray(def.cases)) {
+      problems.push(`${source}: cases must be a list of Case, got ${describeValue(def.cases)}`);
+    } else {
+      def.cases.forEach((c, i) => {
+        if (isCase(c)) cases.push(c);
+        else problems.push(`${source}: item ${i} is ${describeValue(c)}, not a Case (build it with new Case({...}))`);
+      });
+      if (def.cases.length === 0) problems.push(`${source} holds no cases`);
+    }
+    const seen = new Map<string, number>();
+    cases.forEach((c, i) => {
+      const first = seen.get(c.name);
+      if (first !== undefined) problems.push(`duplicate case name ${pyRepr(c.name)} (items ${first} and ${i}): names identify cases in selection and reports`);
+      else seen.set(c.name, i);
+    });
+    if (def.defaultTimeout !== undefined && def.defaultTimeout !== null && !(typeof def.defaultTimeout === "number" && def.defaultTimeout >= 0)) {
+      problems.push(`defaultTimeout must be a number of seconds >= 0, got ${pyRepr(def.defaultTimeout)}`);
+    }
+  }
+  if (problems.length > 0) throw new SuiteLoadError(ErrorCode.SuiteInvalid, file, problems);
+  return {
+    path,
+    name: def!.name || fallbackName,
+    cases,
+    judgeModel: def!.judgeModel ?? null,
+    defaultTimeout: def!.defaultTimeout ?? null,
+    fingerprint: suiteFingerprint(cases),
+  };
+}
+
+/** sha256 (hex) of the ordered case names and their serialisable settings. */
+export function suiteFingerprint(cases: readonly Case[]): string {
+  const hash = createHash("sha256");
+  for (const c of cases) {
+    hash.update(
+      JSON.stringify([
+        c.name,
+        c.label,
+        c.componentId,
+        c.tags,
+        c.timeoutSeconds,
+        c.criteria,
+        c.judgeMode,
+        c.judgeThreshold,
+        c.expectedToolCalls,
+        c.allowAdditionalToolCalls,
+        c.scorer !== null,
+        c.input,
+      ]),
+    );
+    hash.update("\n");
+  }
+  return hash.digest("hex");
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return `an object (${(value as object).constructor?.name ?? "Object"})`;
+  return `${typeof value} ${pyRepr(value)}`;
+}
+
+/** One line saying why an import failed: the first line of a syntax error, a hint for known traps. */
+function describeImportFailure(err: unknown): string {
+  const code = (err as { code?: unknown })?.code;
+  if (code === "ERR_REQUIRE_CYCLE_MODULE") {
+    return 'cannot load a .ts suite from a package without "type": "module": rename it to .mts or add "type": "module" to its package.json';
+  }
+  const message = errorMessage(err);
+  // esbuild (through tsx) reports "Transform failed with 1 error:\n<file>:<line>:<col>: ERROR: <text>".
+  const esbuild = /Transform failed with \d+ errors?:\s*\n?(.*?:\d+:\d+: ERROR: [^\n]*)/.exec(message);
+  if (esbuild?.[1]) return `syntax error: ${esbuild[1].replace(/^.*?([^/\\]+:\d+:\d+: )/, "$1")}`;
+  const firstLine = message.split("\n").find((l) => l.trim()) ?? message;
+  const name = errorName(err);
+  if (name === "SyntaxError") return `syntax error: ${firstLine}`;
+  if (code === "ERR_MODULE_NOT_FOUND") return `cannot import: ${firstLine}`;
+  return `failed to load: ${name}: ${firstLine}`;
+}

@@ -1,0 +1,245 @@
+import { MessageChannel } from "node:worker_threads";
+import { Piscina } from "piscina";
+import { CaseResult } from "../shared/result.ts";
+import { ErrorCode, errorMessage, type ErrorInfo } from "../shared/errors.ts";
+import { silentLogger, type Logger } from "../shared/logger.ts";
+import { round3 } from "../shared/py-format.ts";
+import { THREAD_PROTOCOL, ThreadMessageSchema, ThreadReplySchema, type CaseResultWire, type ThreadTask } from "../shared/wire.ts";
+
+/**
+ * A piscina pool of worker threads that run cases, with a watchdog: a thread whose case ignores
+ * its deadline (synchronous code blocking the event loop) is terminated after a grace period; the
+ * case is recorded as timed out, and the other cases that shared the thread run again elsewhere.
+ */
+
+/** Default grace after a deadline (or a cancellation) before a thread is terminated, in seconds. */
+export const DEFAULT_GRACE_SECONDS = 5;
+
+/** How often a case may be re-run because a thread-mate got its thread terminated. */
+const MAX_COLLATERAL_RERUNS = 3;
+
+/** Options of {@link CasePool}. */
+export interface CasePoolOptions {
+  /** Absolute path of the suite file every thread imports. */
+  suitePath: string;
+  /** Fingerprint of the suite as the caller loaded it. */
+  fingerprint: string;
+  /** Worker threads. Default 2. */
+  threads?: number;
+  /** Cases in flight across the pool; sets how many share one thread. Default 4. */
+  concurrency?: number;
+  /** Seconds after a deadline before a stuck thread is terminated. Default {@link DEFAULT_GRACE_SECONDS}. */
+  graceSeconds?: number;
+  /** Per-thread heap limit in MB (V8 old generation); a thread over it dies and only its cases fail. */
+  threadMemoryMb?: number | null;
+  /** Level for the threads' own loggers. Default `"warn"`. */
+  logLevel?: string;
+  logger?: Logger;
+}
+
+/** One case to run on the pool. */
+export interface PoolCaseRequest {
+  index: number;
+  name: string;
+  /** Seconds, already resolved (flag, suite, 120). */
+  defaultTimeout: number;
+  /** The case's own timeout resolved against the default, in seconds (for the message of a terminated case). */
+  timeoutSeconds: number;
+  /** Whether the case has a teardown (to say it did not run when its thread is terminated). */
+  hasTeardown: boolean;
+  /** Identity of the case for results built on this side (a crash before the thread answered). */
+  shell: () => CaseResult;
+  /** Cancels the case: the thread aborts it and runs its teardown; past the grace, the thread is terminated. */
+  signal: AbortSignal;
+  /** Streamed events, forwarded from the thread (only when given). */
+  onEvent?: (event: Record<string, unknown>) => void;
+}
+
+type Attempt = { kind: "done"; result: CaseResult } | { kind: "rerun" };
+
+/** The pool. Call {@link CasePool.destroy} when the run is over. */
+export class CasePool {
+  readonly #piscina: Piscina;
+  readonly #options: Required<Omit<CasePoolOptions, "threadMemoryMb">>;
+  /** Threads this pool terminated: their other tasks are collateral and run again. */
+  readonly #terminated = new Set<number>();
+
+  constructor(options: CasePoolOptions) {
+    const threads = Math.max(1, options.threads ?? 2);
+    const concurrency = Math.max(1, options.concurrency ?? 4);
+    this.#options = {
+      suitePath: options.suitePath,
+      fingerprint: options.fingerprint,
+      threads,
+      concurrency,
+      graceSeconds: options.graceSeconds ?? DEFAULT_GRACE_SECONDS,
+      logLevel: options.logLevel ?? "warn",
+      logger: options.logger ?? silentLogger(),
+    };
+    this.#piscina = new Piscina({
+      filename: new URL("./thread-entry.mjs", import.meta.url).href,
+      minThreads: threads,
+      maxThreads: threads,
+      concurrentTasksPerWorker: Math.ceil(concurrency / threads),
+      idleTimeout: 60_000,
+      maxQueue: "auto",
+      // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
+      execArgv: process.execArgv.filter((a, i, all) => !(a === "--import" && all[i + 1] === "tsx") && !(a === "tsx" && all[i - 1] === "--import") && a !== "--import=tsx"),
+      ...(options.threadMemoryMb ? { resourceLimits: { maxOldGenerationSizeMb: options.threadMemoryMb } } : {}),
+    });
+    // A crashed thread is handled per task; this keeps piscina's own error event from being unhandled.
+    this.#piscina.on("error", (err: unknown) => this.#options.logger.warn({ err: errorMessage(err) }, "worker thread error"));
+  }
+
+  /** Runs one case; never throws. */
+  async run(request: PoolCaseRequest): Promise<CaseResult> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.#attempt(request, attempt);
+      if (outcome.kind === "done") return outcome.result;
+      if (attempt > MAX_COLLATERAL_RERUNS) {
+        const result = request.shell();
+        result.attempts = attempt;
+        result.addError(`worker: thread terminated ${attempt} times while other cases on it overran their deadlines`);
+        return result;
+      }
+    }
+  }
+
+  /** Stops every thread. */
+  async destroy(): Promise<void> {
+    await this.#piscina.destroy();
+  }
+
+  async #attempt(request: PoolCaseRequest, attempt: number): Promise<Attempt> {
+    const started = performance.now();
+    const { port1, port2 } = new MessageChannel();
+    const grace = this.#options.graceSeconds * 1000;
+    let threadId: number | undefined;
+    let phase = "queued";
+    let partial: CaseResultWire | undefined;
+    let killedFor: "timeout" | "cancel" | undefined;
+    let watchdog: NodeJS.Timeout | undefined;
+    let watchdogAt = Infinity;
+
+    const arm = (at: number, reason: "timeout" | "cancel"): void => {
+      if (at >= watchdogAt) return;
+      clearTimeout(watchdog);
+      watchdogAt = at;
+      watchdog = setTimeout(() => {
+        if (threadId === undefined) return;
+        killedFor = reason;
+        this.#terminate(threadId);
+      }, Math.max(0, at - Date.now()));
+    };
+    port1.on("message", (raw: unknown) => {
+      const parsed = ThreadMessageSchema.safeParse(raw);
+      if (!parsed.success) {
+        this.#options.logger.warn({ index: request.index }, "ignored a malformed message from a worker thread");
+        return;
+      }
+      const m = parsed.data;
+      if (m.kind === "phase") {
+        threadId = m.threadId;
+        phase = m.phase;
+        if (m.phase === "run" && m.deadline !== undefined) arm(m.deadline + grace, "timeout");
+        if (m.phase === "teardown" || m.phase === "done") {
+          // The deadline no longer applies; a pending cancellation watchdog still does.
+          if (!request.signal.aborted) {
+            clearTimeout(watchdog);
+            watchdogAt = Infinity;
+          }
+        }
+      } else if (m.kind === "commit") {
+        partial = m.result;
+      } else if (m.kind === "event") {
+        request.onEvent?.(m.event);
+      }
+    });
+    const onCancel = (): void => {
+      port1.postMessage({ kind: "cancel" });
+      arm(Date.now() + grace, "cancel");
+    };
+    if (request.signal.aborted) onCancel();
+    else request.signal.addEventListener("abort", onCancel, { once: true });
+
+    const task: ThreadTask = {
+      protocol: THREAD_PROTOCOL,
+      suitePath: this.#options.suitePath,
+      fingerprint: this.#options.fingerprint,
+      index: request.index,
+      name: request.name,
+      defaultTimeout: request.defaultTimeout,
+      attempt,
+      forwardEvents: Boolean(request.onEvent),
+      logLevel: this.#options.logLevel,
+    };
+    try {
+      const raw = await this.#piscina.run({ task, port: port2 }, { transferList: [port2] as never });
+      const reply = ThreadReplySchema.safeParse(raw);
+      if (!reply.success) return { kind: "done", result: this.#failed(request, attempt, started, `worker: malformed reply from thread: ${reply.error.issues[0]?.message}`) };
+      if (reply.data.kind === "error") return { kind: "done", result: this.#failed(request, attempt, started, `worker: ${describeInfo(reply.data.error)}`) };
+      return { kind: "done", result: CaseResult.fromData(reply.data.result) };
+    } catch (err) {
+      if (killedFor) return { kind: "done", result: this.#terminatedResult(request, attempt, started, partial, killedFor, phase) };
+      if (threadId !== undefined && this.#terminated.has(threadId)) return { kind: "rerun" };
+      return { kind: "done", result: this.#crashedResult(request, attempt, started, partial, err) };
+    } finally {
+      clearTimeout(watchdog);
+      request.signal.removeEventListener("abort", onCancel);
+      port1.close();
+    }
+  }
+
+  #terminate(threadId: number): void {
+    const thread = this.#piscina.threads.find((t) => t.threadId === threadId);
+    if (!thread) return;
+    this.#terminated.add(threadId);
+    this.#options.logger.warn({ threadId }, "terminating a worker thread whose case ignored its deadline");
+    void thread.terminate();
+  }
+
+  #failed(request: PoolCaseRequest, attempt: number, started: number, message: string): CaseResult {
+    const result = request.shell();
+    result.attempts = attempt;
+    result.durationSeconds = round3((performance.now() - started) / 1000);
+    result.addError(message);
+    return result;
+  }
+
+  #fromPartial(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined): CaseResult {
+    const result = partial ? CaseResult.fromData(partial) : request.shell();
+    result.attempts = attempt;
+    result.durationSeconds = round3((performance.now() - started) / 1000);
+    return result;
+  }
+
+  #terminatedResult(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, reason: "timeout" | "cancel", phase: string): CaseResult {
+    const result = this.#fromPartial(request, attempt, started, partial);
+    const grace = this.#options.graceSeconds;
+    if (reason === "timeout") {
+      if (!result.timedOut) {
+        result.timedOut = true;
+        result.addError(`timeout: exceeded ${request.timeoutSeconds}s`);
+      }
+      result.addError(`worker: thread terminated ${grace}s after the deadline: synchronous code ignored the timeout`);
+    } else {
+      if (!result.error?.includes("cancelled:")) result.addError("cancelled: suite cancelled while the case was running");
+      result.addError(`worker: thread terminated ${grace}s after cancellation: the case ignored the abort (${phase})`);
+    }
+    if (request.hasTeardown && phase !== "done") result.addError("cleanup: teardown not run (thread terminated)");
+    return result;
+  }
+
+  #crashedResult(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, err: unknown): CaseResult {
+    const result = this.#fromPartial(request, attempt, started, partial);
+    const code = (err as { code?: unknown })?.code;
+    const why = code === "ERR_WORKER_OUT_OF_MEMORY" ? `ran out of memory (per-thread limit): ${errorMessage(err)}` : errorMessage(err);
+    result.addError(`worker: thread crashed: ${why}`);
+    if (request.hasTeardown) result.addError("cleanup: teardown not run (thread crashed)");
+    return result;
+  }
+}
+
+function describeInfo(info: ErrorInfo): string {
+  return info.code === ErrorCode.Internal ? `${info.name}: ${info.message}` : info.message;
+}

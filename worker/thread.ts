@@ -1,0 +1,85 @@
+import { threadId, type MessagePort } from "node:worker_threads";
+import { ErrorCode, EvalfleetError, toErrorInfo } from "../shared/errors.ts";
+import { createLogger, type Logger } from "../shared/logger.ts";
+import { loadSuite, type LoadedSuite } from "../shared/suite.ts";
+import type { CaseResult } from "../shared/result.ts";
+import { ThreadControlSchema, ThreadTaskSchema, type CaseResultWire, type ThreadMessage, type ThreadReply } from "../shared/wire.ts";
+import { runCase } from "./lifecycle.ts";
+import { toPlainData } from "./evidence.ts";
+
+/**
+ * The piscina entry: imports the suite once per thread, runs one case by index and name, and
+ * streams its progress on the task's port (phases for the watchdog, commits, events).
+ */
+
+const suites = new Map<string, Promise<LoadedSuite>>();
+let logger: Logger | undefined;
+
+/** Serialises a result for the trip to the main thread (the raw response is reduced to plain data). */
+export function resultToWire(result: CaseResult): CaseResultWire {
+  const data = result.toData();
+  return {
+    ...data,
+    tags: [...data.tags],
+    toolsCalled: [...data.toolsCalled],
+    response: data.response ? toPlainData(data.response) : null,
+    score: data.score ? { value: data.score.value, passed: data.score.passed, reason: data.score.reason ?? null, detail: toPlainData(data.score.detail ?? null) } : null,
+  };
+}
+
+/** Runs one case; resolves to a {@link ThreadReply}. Throws only if the thread itself is broken. */
+export default async function runThreadTask(raw: { task: unknown; port: MessagePort }): Promise<ThreadReply> {
+  const parsed = ThreadTaskSchema.safeParse(raw?.task);
+  const port = raw?.port;
+  if (!parsed.success) {
+    return { kind: "error", error: toErrorInfo(new EvalfleetError(ErrorCode.WireInvalid, `invalid thread task: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`)) };
+  }
+  const task = parsed.data;
+  logger ??= createLogger({ name: "evalfleet.thread", level: task.logLevel });
+  const post = (message: ThreadMessage): void => {
+    try {
+      port?.postMessage(message);
+    } catch (err) {
+      logger?.debug({ err }, "could not post to the main thread");
+    }
+  };
+  try {
+    let pending = suites.get(task.suitePath);
+    if (!pending) {
+      pending = loadSuite(task.suitePath);
+      suites.set(task.suitePath, pending);
+    }
+    const suite = await pending;
+    if (suite.fingerprint !== task.fingerprint) {
+      throw new EvalfleetError(ErrorCode.SuiteMismatch, `suite ${task.suitePath} changed since the run started (fingerprint ${suite.fingerprint.slice(0, 12)}, expected ${task.fingerprint.slice(0, 12)})`);
+    }
+    const c = suite.cases[task.index];
+    if (!c || c.name !== task.name) {
+      throw new EvalfleetError(ErrorCode.SuiteMismatch, `case index ${task.index} is ${c ? `'${c.name}'` : "out of range"} in this thread, expected '${task.name}'`);
+    }
+    const cancel = new AbortController();
+    port?.on("message", (m: unknown) => {
+      if (ThreadControlSchema.safeParse(m).success) cancel.abort(new DOMException("suite cancelled", "AbortError"));
+    });
+    post({ kind: "phase", phase: "start", threadId });
+    const result = await runCase(c, {
+      index: task.index,
+      attempts: task.attempt,
+      worker: `thread-${threadId}`,
+      defaultTimeout: task.defaultTimeout,
+      judgeModel: suite.judgeModel,
+      signal: cancel.signal,
+      logger,
+      onRunEvent: task.forwardEvents ? (_c, event) => post({ kind: "event", event: toPlainData(event) as Record<string, unknown> }) : null,
+      observer: {
+        onPhase: (phase, info) => post({ kind: "phase", phase, threadId, ...(info.deadline ? { deadline: info.deadline } : {}) }),
+        onCommit: (r) => post({ kind: "commit", result: { ...resultToWire(r), response: null } }),
+      },
+    });
+    return { kind: "result", result: resultToWire(result) };
+  } catch (err) {
+    return { kind: "error", error: toErrorInfo(err) };
+  } finally {
+    port?.close();
+  }
+}
