@@ -87,7 +87,8 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
   const program = new Command("evalfleet")
     .description("Run eval suites for LLM agents: locally on worker threads, or across machines on NATS JetStream.")
     .helpOption("-h, --help", "Show this help")
-    .showHelpAfterError(false);
+    .showHelpAfterError(false)
+    .showSuggestionAfterError(false);
   let code: number = ExitCode.Usage;
 
   const run = program

@@ -81,6 +81,8 @@ export async function runCase(c: Case, options: RunCaseOptions = {}): Promise<Ca
   result.worker = options.worker ?? "local";
   result.sessionId = newSessionId(c.name);
   const observer = options.observer ?? {};
+  // Identity first: a supervisor that has to terminate this thread still knows the session.
+  observer.onCommit?.(result);
   try {
     observer.onPhase?.("setup", {});
     let context: unknown;

@@ -55,7 +55,7 @@ export interface PoolCaseRequest {
   onEvent?: (event: Record<string, unknown>) => void;
 }
 
-type Attempt = { kind: "done"; result: CaseResult } | { kind: "rerun" };
+type Attempt = { kind: "done"; result: CaseResult } | { kind: "rerun"; why: string };
 
 /** The pool. Call {@link CasePool.destroy} when the run is over. */
 export class CasePool {
@@ -99,7 +99,7 @@ export class CasePool {
       if (attempt > MAX_COLLATERAL_RERUNS) {
         const result = request.shell();
         result.attempts = attempt;
-        result.addError(`worker: thread terminated ${attempt} times while other cases on it overran their deadlines`);
+        result.addError(`worker: the case's thread died ${attempt} times before it could finish (last: ${outcome.why})`);
         return result;
       }
     }
@@ -180,9 +180,11 @@ export class CasePool {
       if (reply.data.kind === "error") return { kind: "done", result: this.#failed(request, attempt, started, `worker: ${describeInfo(reply.data.error)}`) };
       return { kind: "done", result: CaseResult.fromData(reply.data.result) };
     } catch (err) {
-      if (killedFor) return { kind: "done", result: this.#terminatedResult(request, attempt, started, partial, killedFor, phase) };
-      if (threadId !== undefined && this.#terminated.has(threadId)) return { kind: "rerun" };
-      return { kind: "done", result: this.#crashedResult(request, attempt, started, partial, err) };
+      if (killedFor) return { kind: "done", result: this.#terminatedResult(request, attempt, started, partial, killedFor, phase, threadId) };
+      // A thread-mate of a terminated case did nothing wrong, and a case that never started
+      // cannot have caused the crash that took its queued task down: both run again.
+      if (threadId === undefined || this.#terminated.has(threadId)) return { kind: "rerun", why: errorMessage(err) };
+      return { kind: "done", result: this.#crashedResult(request, attempt, started, partial, err, threadId) };
     } finally {
       clearTimeout(watchdog);
       request.signal.removeEventListener("abort", onCancel);
@@ -206,15 +208,16 @@ export class CasePool {
     return result;
   }
 
-  #fromPartial(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined): CaseResult {
+  #fromPartial(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, threadId?: number): CaseResult {
     const result = partial ? CaseResult.fromData(partial) : request.shell();
     result.attempts = attempt;
+    if (threadId !== undefined) result.worker = `thread-${threadId}`;
     result.durationSeconds = round3((performance.now() - started) / 1000);
     return result;
   }
 
-  #terminatedResult(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, reason: "timeout" | "cancel", phase: string): CaseResult {
-    const result = this.#fromPartial(request, attempt, started, partial);
+  #terminatedResult(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, reason: "timeout" | "cancel", phase: string, threadId?: number): CaseResult {
+    const result = this.#fromPartial(request, attempt, started, partial, threadId);
     const grace = this.#options.graceSeconds;
     if (reason === "timeout") {
       if (!result.timedOut) {
@@ -230,8 +233,8 @@ export class CasePool {
     return result;
   }
 
-  #crashedResult(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, err: unknown): CaseResult {
-    const result = this.#fromPartial(request, attempt, started, partial);
+  #crashedResult(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, err: unknown, threadId?: number): CaseResult {
+    const result = this.#fromPartial(request, attempt, started, partial, threadId);
     const code = (err as { code?: unknown })?.code;
     const why = code === "ERR_WORKER_OUT_OF_MEMORY" ? `ran out of memory (per-thread limit): ${errorMessage(err)}` : errorMessage(err);
     result.addError(`worker: thread crashed: ${why}`);

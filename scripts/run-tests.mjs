@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// Runs every *.test.ts under test/ and integration/ with node's built-in test runner (through tsx).
+// Node 20's --test does not expand globs itself, so the files are listed here.
+// Usage: node scripts/run-tests.mjs [path-substring ...]
+import { spawnSync } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+const filters = process.argv.slice(2);
+
+function walk(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir)) {
+    if (entry === "node_modules" || entry.startsWith(".")) continue;
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) found.push(...walk(path));
+    else if (entry.endsWith(".test.ts")) found.push(path);
+  }
+  return found;
+}
+
+const files = ["test", "integration"]
+  .flatMap((d) => walk(join(root, d)))
+  .map((f) => relative(root, f))
+  .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(", ")}`);
+  process.exit(1);
+}
+const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=120000", ...files], {
+  cwd: root,
+  stdio: "inherit",
+});
+process.exit(result.status ?? 1);
