@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import pLimit from "p-limit";
 import type { RunEvent } from "../shared/agent.ts";
 import type { Case } from "../shared/case.ts";
@@ -62,6 +63,8 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
   const setState = (s: RunState): void => void options.onStateChange?.(s);
   const collector = new ResultCollector(selected);
   const cancel = new AbortController();
+  // Every in-flight case listens on this signal; thousands may be in flight.
+  setMaxListeners(0, cancel.signal);
   let stopped = false;
   const onAbort = (): void => {
     stopped = true;

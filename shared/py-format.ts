@@ -28,5 +28,16 @@ export function pyRepr(value: unknown): string {
 
 /** Rounds to 3 decimals, as Python's `round(x, 3)` for durations. */
 export function round3(seconds: number): number {
-  return Math.round(seconds * 1000) / 1000;
+  if (!Number.isFinite(seconds)) return seconds;
+  // Python rounds the exact stored value: 1.2345 is stored as 1.23449999... and gives 1.234,
+  // where scaling by 1000 first would round the product up. toFixed rounds the exact value too.
+  // Exact ties at 3 decimals are the odd multiples of 1/16 (0.0625): Python sends them to the
+  // even digit, toFixed sends them up.
+  const sixteenths = Math.abs(seconds) * 16;
+  if (Number.isInteger(sixteenths) && sixteenths % 2 === 1 && sixteenths <= Number.MAX_SAFE_INTEGER) {
+    const below = Math.floor(Math.abs(seconds) * 1000);
+    const even = below % 2 === 0 ? below : below + 1;
+    return (Math.sign(seconds) * even) / 1000;
+  }
+  return Number(seconds.toFixed(3));
 }

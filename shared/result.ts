@@ -93,9 +93,9 @@ export class CaseResult implements CaseResultData {
   reliability: ReliabilityDetails | null = null;
 
   constructor(init: Partial<CaseResultData> & { name: string }) {
+    for (const [k, v] of Object.entries(init)) if (v !== undefined) (this as Record<string, unknown>)[k] = v;
     this.name = init.name;
     this.tags = init.tags ?? [];
-    Object.assign(this, init);
   }
 
   /**

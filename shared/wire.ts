@@ -50,6 +50,19 @@ export const CaseResultDataSchema = z.object({
 });
 export type CaseResultWire = z.infer<typeof CaseResultDataSchema>;
 
+/** The part of a result a thread streams while the case runs (small: no raw response). */
+export const CaseCommitSchema = CaseResultDataSchema.pick({
+  output: true,
+  toolsCalled: true,
+  error: true,
+  judgePassed: true,
+  judgeReason: true,
+  judgeScore: true,
+  reliabilityPassed: true,
+  score: true,
+});
+export type CaseCommit = z.infer<typeof CaseCommitSchema>;
+
 /** Main thread -> worker thread: run one case of a suite file. The MessagePort travels beside it. */
 export const ThreadTaskSchema = z.object({
   protocol: z.literal(THREAD_PROTOCOL),
@@ -70,15 +83,19 @@ export type ThreadTask = z.infer<typeof ThreadTaskSchema>;
 
 /** Worker thread -> main thread, on the task's port, while the case runs. */
 export const ThreadMessageSchema = z.discriminatedUnion("kind", [
-  /** `deadline` is epoch ms, set for the `run` phase; `threadId` identifies the thread to terminate. */
+  /**
+   * `threadId` identifies the thread to terminate; `sessionId` comes with `setup`; `deadline`
+   * (epoch ms) with `run`. There is no `done` message: the task's reply is the end.
+   */
   z.object({
     kind: z.literal("phase"),
-    phase: z.enum(["start", "setup", "run", "teardown", "done"]),
+    phase: z.enum(["setup", "run", "teardown"]),
     threadId: z.number().int(),
+    sessionId: z.string().optional(),
     deadline: z.number().optional(),
   }),
-  /** The partial result as committed so far (evidence and errors), so a terminated thread loses nothing already known. */
-  z.object({ kind: z.literal("commit"), result: CaseResultDataSchema }),
+  /** What the case has committed so far (evidence, verdicts, errors), so a terminated thread loses nothing already known. */
+  z.object({ kind: z.literal("commit"), commit: CaseCommitSchema }),
   z.object({ kind: z.literal("event"), event: z.record(z.string(), z.unknown()) }),
 ]);
 export type ThreadMessage = z.infer<typeof ThreadMessageSchema>;

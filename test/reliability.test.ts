@@ -145,7 +145,6 @@ describe("evaluateReliability: executions, not requests", () => {
     const r = evaluateReliability(run({ status: "paused", tools: [paused("delete_file")] }), lenient(["delete_file"]));
     assert.equal(r.passed, false);
     assert.deepEqual(r.passedToolCalls, []);
-    assert.ok(!r.passedToolCalls.includes("delete_file"));
     assert.deepEqual(r.missingToolCalls, [annotated("delete_file")]);
   });
 

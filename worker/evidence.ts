@@ -40,7 +40,8 @@ export function pyJsonDumps(value: unknown, seen: Set<object> = new Set()): stri
       seen.add(value);
       try {
         if (Array.isArray(value)) {
-          return `[${value.map((v) => (v === undefined || typeof v === "function" || typeof v === "symbol" ? "null" : pyJsonDumps(v, seen))).join(", ")}]`;
+          // Array.from visits holes (map skips them), so a sparse array writes null as JSON does.
+          return `[${Array.from(value, (v: unknown) => (v === undefined || typeof v === "function" || typeof v === "symbol" ? "null" : pyJsonDumps(v, seen))).join(", ")}]`;
         }
         const parts: string[] = [];
         for (const [k, v] of Object.entries(value)) {

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { isAsyncIterable, type RunEvent, type RunOutput } from "../shared/agent.ts";
 import type { Case } from "../shared/case.ts";
 import type { JudgeModel } from "../shared/judge-model.ts";
@@ -31,8 +31,8 @@ export type CasePhase = "setup" | "run" | "teardown" | "done";
 
 /** Internal progress of a case, for whoever supervises it. */
 export interface CaseObserver {
-  /** `deadline` (epoch ms) is set when the `run` phase starts. */
-  onPhase?(phase: CasePhase, info: { deadline?: number }): void;
+  /** `deadline` (epoch ms) is set when the `run` phase starts; `result` is the live result (identity set). */
+  onPhase?(phase: CasePhase, info: { deadline?: number }, result: CaseResult): void;
   /** Called each time evidence or an error is committed to the result while the run is open. */
   onCommit?(result: CaseResult): void;
 }
@@ -62,7 +62,9 @@ let defaultLogger: Logger | undefined;
 
 /** `eval-<name>-<8 lowercase hex>`: a new session per case. */
 export function newSessionId(caseName: string): string {
-  return `eval-${caseName}-${randomBytes(4).toString("hex")}`;
+  // The first 8 characters of a v4 UUID are random hex; randomUUID draws from a cached entropy pool,
+  // which is much cheaper per case than a randomBytes() call.
+  return `eval-${caseName}-${randomUUID().slice(0, 8)}`;
 }
 
 /** Builds the result shell of a case: identity fields, nothing run. */
@@ -81,10 +83,8 @@ export async function runCase(c: Case, options: RunCaseOptions = {}): Promise<Ca
   result.worker = options.worker ?? "local";
   result.sessionId = newSessionId(c.name);
   const observer = options.observer ?? {};
-  // Identity first: a supervisor that has to terminate this thread still knows the session.
-  observer.onCommit?.(result);
   try {
-    observer.onPhase?.("setup", {});
+    observer.onPhase?.("setup", {}, result);
     let context: unknown;
     let setupDone = false;
     try {
@@ -95,7 +95,7 @@ export async function runCase(c: Case, options: RunCaseOptions = {}): Promise<Ca
     }
     if (setupDone) {
       await runUnderTimeout(c, result, options);
-      observer.onPhase?.("teardown", {});
+      observer.onPhase?.("teardown", {}, result);
       if (c.teardown) {
         try {
           await callMaybeAsync(() => c.teardown!(context, result));
@@ -109,7 +109,7 @@ export async function runCase(c: Case, options: RunCaseOptions = {}): Promise<Ca
     result.addError(`internal: ${describeError(err)}`);
   }
   result.durationSeconds = round3((performance.now() - started) / 1000);
-  observer.onPhase?.("done", {});
+  observer.onPhase?.("done", {}, result);
   return result;
 }
 
@@ -131,14 +131,17 @@ async function runUnderTimeout(c: Case, result: CaseResult, options: RunCaseOpti
   if (suiteSignal?.aborted) settle("cancelled");
   else suiteSignal?.addEventListener("abort", onSuiteAbort, { once: true });
 
-  options.observer?.onPhase?.("run", { deadline: Date.now() + timeoutMs });
-  runBody(c, result, scope, controller.signal, options).then(
-    () => settle("done"),
-    (err: unknown) => {
-      if (scope.open) result.addError(`internal: ${describeError(err)}`);
-      settle("done");
-    },
-  );
+  options.observer?.onPhase?.("run", { deadline: Date.now() + timeoutMs }, result);
+  // A suite cancelled during setup must not start the agent: its run could already cost money.
+  if (!suiteSignal?.aborted) {
+    runBody(c, result, scope, controller.signal, options).then(
+      () => settle("done"),
+      (err: unknown) => {
+        if (scope.open) result.addError(`internal: ${describeError(err)}`);
+        settle("done");
+      },
+    );
+  }
   const how = await outcome;
   scope.open = false;
   clearTimeout(timer);

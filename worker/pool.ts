@@ -4,7 +4,7 @@ import { CaseResult } from "../shared/result.ts";
 import { ErrorCode, errorMessage, type ErrorInfo } from "../shared/errors.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { round3 } from "../shared/py-format.ts";
-import { THREAD_PROTOCOL, ThreadMessageSchema, ThreadReplySchema, type CaseResultWire, type ThreadTask } from "../shared/wire.ts";
+import { THREAD_PROTOCOL, ThreadMessageSchema, ThreadReplySchema, type CaseCommit, type ThreadTask } from "../shared/wire.ts";
 
 /**
  * A piscina pool of worker threads that run cases, with a watchdog: a thread whose case ignores
@@ -55,6 +55,9 @@ export interface PoolCaseRequest {
   onEvent?: (event: Record<string, unknown>) => void;
 }
 
+/** What the main side knows of a running case: its session and its commits. */
+type PartialResult = Partial<CaseCommit> & { sessionId?: string };
+
 type Attempt = { kind: "done"; result: CaseResult } | { kind: "rerun"; why: string };
 
 /** The pool. Call {@link CasePool.destroy} when the run is over. */
@@ -82,6 +85,7 @@ export class CasePool {
       maxThreads: threads,
       concurrentTasksPerWorker: Math.ceil(concurrency / threads),
       idleTimeout: 60_000,
+      atomics: "disabled",
       maxQueue: "auto",
       // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
       execArgv: process.execArgv.filter((a, i, all) => !(a === "--import" && all[i + 1] === "tsx") && !(a === "tsx" && all[i - 1] === "--import") && a !== "--import=tsx"),
@@ -116,7 +120,7 @@ export class CasePool {
     const grace = this.#options.graceSeconds * 1000;
     let threadId: number | undefined;
     let phase = "queued";
-    let partial: CaseResultWire | undefined;
+    let partial: PartialResult | undefined;
     let killedFor: "timeout" | "cancel" | undefined;
     let watchdog: NodeJS.Timeout | undefined;
     let watchdogAt = Infinity;
@@ -141,8 +145,9 @@ export class CasePool {
       if (m.kind === "phase") {
         threadId = m.threadId;
         phase = m.phase;
+        if (m.sessionId) partial = { ...partial, sessionId: m.sessionId };
         if (m.phase === "run" && m.deadline !== undefined) arm(m.deadline + grace, "timeout");
-        if (m.phase === "teardown" || m.phase === "done") {
+        if (m.phase === "teardown") {
           // The deadline no longer applies; a pending cancellation watchdog still does.
           if (!request.signal.aborted) {
             clearTimeout(watchdog);
@@ -150,7 +155,7 @@ export class CasePool {
           }
         }
       } else if (m.kind === "commit") {
-        partial = m.result;
+        partial = { ...partial, ...m.commit };
       } else if (m.kind === "event") {
         request.onEvent?.(m.event);
       }
@@ -208,15 +213,16 @@ export class CasePool {
     return result;
   }
 
-  #fromPartial(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, threadId?: number): CaseResult {
-    const result = partial ? CaseResult.fromData(partial) : request.shell();
+  #fromPartial(request: PoolCaseRequest, attempt: number, started: number, partial: PartialResult | undefined, threadId?: number): CaseResult {
+    const result = request.shell();
+    if (partial) Object.assign(result, partial);
     result.attempts = attempt;
     if (threadId !== undefined) result.worker = `thread-${threadId}`;
     result.durationSeconds = round3((performance.now() - started) / 1000);
     return result;
   }
 
-  #terminatedResult(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, reason: "timeout" | "cancel", phase: string, threadId?: number): CaseResult {
+  #terminatedResult(request: PoolCaseRequest, attempt: number, started: number, partial: PartialResult | undefined, reason: "timeout" | "cancel", phase: string, threadId?: number): CaseResult {
     const result = this.#fromPartial(request, attempt, started, partial, threadId);
     const grace = this.#options.graceSeconds;
     if (reason === "timeout") {
@@ -233,7 +239,7 @@ export class CasePool {
     return result;
   }
 
-  #crashedResult(request: PoolCaseRequest, attempt: number, started: number, partial: CaseResultWire | undefined, err: unknown, threadId?: number): CaseResult {
+  #crashedResult(request: PoolCaseRequest, attempt: number, started: number, partial: PartialResult | undefined, err: unknown, threadId?: number): CaseResult {
     const result = this.#fromPartial(request, attempt, started, partial, threadId);
     const code = (err as { code?: unknown })?.code;
     const why = code === "ERR_WORKER_OUT_OF_MEMORY" ? `ran out of memory (per-thread limit): ${errorMessage(err)}` : errorMessage(err);

@@ -61,7 +61,6 @@ export default async function runThreadTask(raw: { task: unknown; port: MessageP
     port?.on("message", (m: unknown) => {
       if (ThreadControlSchema.safeParse(m).success) cancel.abort(new DOMException("suite cancelled", "AbortError"));
     });
-    post({ kind: "phase", phase: "start", threadId });
     const result = await runCase(c, {
       index: task.index,
       attempts: task.attempt,
@@ -72,8 +71,25 @@ export default async function runThreadTask(raw: { task: unknown; port: MessageP
       logger,
       onRunEvent: task.forwardEvents ? (_c, event) => post({ kind: "event", event: toPlainData(event) as Record<string, unknown> }) : null,
       observer: {
-        onPhase: (phase, info) => post({ kind: "phase", phase, threadId, ...(info.deadline ? { deadline: info.deadline } : {}) }),
-        onCommit: (r) => post({ kind: "commit", result: { ...resultToWire(r), response: null } }),
+        onPhase: (phase, info, r) => {
+          if (phase === "setup") post({ kind: "phase", phase, threadId, sessionId: r.sessionId });
+          else if (phase === "run") post({ kind: "phase", phase, threadId, deadline: info.deadline });
+          else if (phase === "teardown") post({ kind: "phase", phase, threadId });
+        },
+        onCommit: (r) =>
+          post({
+            kind: "commit",
+            commit: {
+              output: r.output,
+              toolsCalled: [...r.toolsCalled],
+              error: r.error,
+              judgePassed: r.judgePassed,
+              judgeReason: r.judgeReason,
+              judgeScore: r.judgeScore,
+              reliabilityPassed: r.reliabilityPassed,
+              score: r.score ? { value: r.score.value, passed: r.score.passed, reason: r.score.reason ?? null } : null,
+            },
+          }),
       },
     });
     return { kind: "result", result: resultToWire(result) };

@@ -12,11 +12,13 @@ export function toJUnitXml(suite: SuiteResult, suiteName: string, timestamp: Dat
   const errors = results.filter((r) => !r.skipped && !r.passed && isError(r.error, r.timedOut)).length;
   const failures = results.filter((r) => !r.skipped && !r.passed).length - errors;
   const counts = { tests: String(results.length), failures: String(failures), errors: String(errors), skipped: String(skipped), time: seconds(suite.durationSeconds) };
-  const root = create({ version: "1.0", encoding: "UTF-8" }).ele("testsuites", { name: suiteName, ...counts });
-  const ts = root.ele("testsuite", { name: suiteName, ...counts, timestamp: timestamp.toISOString().replace(/\.\d+Z$/, "") });
-  if (suite.runId) ts.ele("properties").ele("property", { name: "run_id", value: suite.runId });
+  // Names and ids are user-supplied too: attributes get the same cleaning as text.
+  const name = clean(suiteName);
+  const root = create({ version: "1.0", encoding: "UTF-8" }).ele("testsuites", { name, ...counts });
+  const ts = root.ele("testsuite", { name, ...counts, timestamp: timestamp.toISOString().replace(/\.\d+Z$/, "") });
+  if (suite.runId) ts.ele("properties").ele("property", { name: "run_id", value: clean(suite.runId) });
   for (const r of results) {
-    const tc = ts.ele("testcase", { name: r.name, classname: `${suiteName}.${r.teamId ?? r.agentId ?? "case"}`, time: seconds(r.durationSeconds) });
+    const tc = ts.ele("testcase", { name: clean(r.name), classname: clean(`${suiteName}.${r.teamId ?? r.agentId ?? "case"}`), time: seconds(r.durationSeconds) });
     if (r.skipped) {
       tc.ele("skipped", { message: clean(r.error ?? "skipped") });
     } else if (!r.passed) {
@@ -51,7 +53,14 @@ function seconds(s: number): string {
   return s.toFixed(3);
 }
 
-/** XML 1.0 cannot carry most control characters, even escaped: drop them. */
+/**
+ * Prepares a string for xmlbuilder2. XML 1.0 cannot carry most control characters or unpaired
+ * surrogates, even escaped: drop them. xmlbuilder2 leaves an `&` that looks like an entity
+ * (`&amp;`, `&foo;`, `&#0;`) unescaped, which would garble model output or break the document,
+ * so every `&` is escaped here; xmlbuilder2 then leaves the resulting `&amp;` alone.
+ */
 function clean(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, "");
+  return text
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "")
+    .replace(/&/g, "&amp;");
 }
