@@ -3,7 +3,13 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import type { Case } from "../shared/case.ts";
 import type { JudgeModel } from "../shared/judge-model.ts";
 import type { SuiteResult } from "../shared/result.ts";
-import { SuiteLoadError, EvalfleetError, errorMessage } from "../shared/errors.ts";
+import { SuiteLoadError, EvalfleetError, ErrorCode, errorMessage } from "../shared/errors.ts";
+import { natsSettingsFrom, connectNats, processLabel, type NatsFlags } from "../shared/nats-connection.ts";
+import { openBroker, type Broker } from "../shared/jetstream-setup.ts";
+import { assertRunId } from "../shared/subjects.ts";
+import { WorkerService } from "../worker/service.ts";
+import { readManifest, readRunState, requestCancel, resumeDistributed, runDistributed, type DistributedRunOptions } from "./nats-dispatch.ts";
+import { runStatus, type RunStatus } from "./run-status.ts";
 import { createLogger, type Logger } from "../shared/logger.ts";
 import { captureDuringLoad, loadSuite, type LoadedSuite } from "../shared/suite.ts";
 import { DEFAULT_TIMEOUT_SECONDS } from "../worker/lifecycle.ts";
@@ -76,7 +82,7 @@ export async function cli(cases: readonly Case[], options: CliOptions = {}): Pro
   let code: number = ExitCode.Usage;
   program.action(async (flags: RunFlags) => {
     const suite = { name: "evals", path: "", cases, judgeModel: options.judgeModel ?? null, defaultTimeout: options.defaultTimeout ?? null, fingerprint: "" } as LoadedSuite;
-    code = await executeRun(suite, flags, io, { inline: true });
+    code = await executeRun(suite, flags, io, inlineRunner(suite, flags));
   });
   return parseAndRun(program, options.argv ?? process.argv.slice(2), io, () => code);
 }
@@ -98,7 +104,7 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
   addSelectionAndReportFlags(run, DEFAULT_TIMEOUT_SECONDS);
   addEngineFlags(run);
   run.action(async (suitePath: string | undefined, flags: RunFlags) => {
-    code = await withSuite(suitePath, out, (suite) => executeRun(suite, flags, out, { inline: flags.threads === 0 }));
+    code = await withSuite(suitePath, out, (suite) => executeRun(suite, flags, out, flags.threads === 0 ? inlineRunner(suite, flags) : poolRunner(suite, flags)));
   });
 
   const list = program
@@ -107,8 +113,10 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
     .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
   addSelectionAndReportFlags(list, DEFAULT_TIMEOUT_SECONDS, { list: false });
   list.action(async (suitePath: string | undefined, flags: RunFlags) => {
-    code = await withSuite(suitePath, out, (suite) => executeRun(suite, { ...flags, list: true }, out, { inline: true }));
+    code = await withSuite(suitePath, out, (suite) => executeRun(suite, { ...flags, list: true }, out, inlineRunner(suite, flags)));
   });
+
+  addDistributedCommands(program, out, (c) => (code = c));
 
   return parseAndRun(program, argv, out, () => code);
 }
@@ -134,7 +142,7 @@ async function parseAndRun(program: Command, argv: readonly string[], io: Resolv
       return err.code === "commander.helpDisplayed" || err.code === "commander.help" || err.code === "commander.version" ? ExitCode.Ok : ExitCode.Usage;
     }
     io.stderr.write(`error: ${safeText(errorMessage(err))}\n`);
-    return err instanceof EvalfleetError && err.code === "USAGE" ? ExitCode.Usage : ExitCode.Failed;
+    return exitCodeOfError(err);
   }
 }
 
@@ -180,7 +188,7 @@ async function withSuite(path: string | undefined, io: ResolvedIO, use: (suite: 
 }
 
 /** Selection, `--list`, the run with its progress, the summary, the reports and the exit code. */
-async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, mode: { inline: boolean }): Promise<number> {
+async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, runner: Runner): Promise<number> {
   const out = io.stdout;
   const selector = { name: flags.name ?? null, tag: flags.tag ?? null };
   const defaultTimeout = flags.timeout ?? suite.defaultTimeout ?? DEFAULT_TIMEOUT_SECONDS;
@@ -213,20 +221,11 @@ async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, m
   else io.signal?.addEventListener("abort", onExternalAbort, { once: true });
 
   let result: SuiteResult;
+  let incomplete: string | null = null;
   try {
-    const hooks: SuiteHooks = reporter.hooks();
-    const common = { ...hooks, ...selector, signal: controller.signal, runId: flags.runId ?? null, logger };
-    result = mode.inline
-      ? await runCases(suite.cases, { ...common, defaultTimeout, judgeModel: suite.judgeModel, concurrency: flags.concurrency ?? 1 })
-      : await runSuiteLocal(suite, {
-          ...common,
-          defaultTimeout,
-          concurrency: flags.concurrency,
-          threads: flags.threads,
-          graceSeconds: flags.grace,
-          threadMemoryMb: flags.threadMemory ?? null,
-          logLevel: flags.logLevel,
-        });
+    const ran = await runner({ hooks: reporter.hooks(), selector, signal: controller.signal, defaultTimeout, logger, note: (line) => reporter.note(safeText(line)) });
+    result = ran.suite;
+    incomplete = ran.incomplete ?? null;
   } finally {
     reporter.stop();
     stopSignals();
@@ -234,11 +233,60 @@ async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, m
   }
 
   printSummary(out, result, { color: Boolean((out as { isTTY?: boolean }).isTTY) && !process.env.NO_COLOR });
-  if (result.cancelled) out.write(`run cancelled: ${result.skipped} case${result.skipped === 1 ? "" : "s"} not run\n`);
+  if (incomplete) out.write(`run incomplete: ${safeText(incomplete)}\n`);
+  else if (result.cancelled) out.write(`run cancelled: ${result.skipped} case${result.skipped === 1 ? "" : "s"} not run\n`);
   let reportFailed = false;
   if (flags.jsonOutput) reportFailed = !(await writeReportAnnounced(io, "json", flags.jsonOutput, jsonReportText(result.toJSON()))) || reportFailed;
   if (flags.junit) reportFailed = !(await writeReportAnnounced(io, "junit", flags.junit, toJUnitXml(result, suite.name))) || reportFailed;
-  return exitCodeFor(result, { reportFailed });
+  return exitCodeFor(result, { reportFailed, incomplete: incomplete !== null });
+}
+
+/** What a runner gets from the CLI: presentation hooks, the selection, the cancel signal. */
+interface RunnerContext {
+  hooks: SuiteHooks;
+  selector: { name: string[] | null; tag: string[] | null };
+  signal: AbortSignal;
+  /** Seconds, resolved: flag, suite, 120. */
+  defaultTimeout: number;
+  logger: Logger;
+  /** A one-line note above the progress display. */
+  note: (line: string) => void;
+}
+
+/** Runs the selected cases one way or another (inline, thread pool, NATS). */
+type Runner = (ctx: RunnerContext) => Promise<{ suite: SuiteResult; incomplete?: string | null }>;
+
+function inlineRunner(suite: LoadedSuite, flags: RunFlags): Runner {
+  return async (ctx) => ({
+    suite: await runCases(suite.cases, {
+      ...ctx.hooks,
+      ...ctx.selector,
+      signal: ctx.signal,
+      runId: flags.runId ?? null,
+      logger: ctx.logger,
+      defaultTimeout: ctx.defaultTimeout,
+      judgeModel: suite.judgeModel,
+      concurrency: flags.concurrency ?? 1,
+    }),
+  });
+}
+
+function poolRunner(suite: LoadedSuite, flags: RunFlags): Runner {
+  return async (ctx) => ({
+    suite: await runSuiteLocal(suite, {
+      ...ctx.hooks,
+      ...ctx.selector,
+      signal: ctx.signal,
+      runId: flags.runId ?? null,
+      logger: ctx.logger,
+      defaultTimeout: ctx.defaultTimeout,
+      concurrency: flags.concurrency,
+      threads: flags.threads,
+      graceSeconds: flags.grace,
+      threadMemoryMb: flags.threadMemory ?? null,
+      logLevel: flags.logLevel,
+    }),
+  });
 }
 
 async function writeReportAnnounced(io: ResolvedIO, kind: "json" | "junit", path: string, text: string): Promise<boolean> {
@@ -288,4 +336,231 @@ function parseWhole(flag: string, min: number): (value: string) => number {
     if (!/^\d+$/.test(value.trim()) || n < min) throw new InvalidArgumentError(`${flag} must be a whole number >= ${min}, got '${value}'`);
     return n;
   };
+}
+
+/** Exit code of an error that stopped a command before it produced a report. */
+function exitCodeOfError(err: unknown): number {
+  if (!(err instanceof EvalfleetError)) return ExitCode.Failed;
+  switch (err.code) {
+    case ErrorCode.Usage:
+    case ErrorCode.RunNotFound:
+    case ErrorCode.RunExists:
+    case ErrorCode.SuiteMismatch:
+    case ErrorCode.SuiteInvalid:
+    case ErrorCode.SuiteLoadFailed:
+    case ErrorCode.SuiteNotFound:
+      return ExitCode.Usage;
+    case ErrorCode.BrokerUnreachable:
+    case ErrorCode.BrokerConfig:
+      return ExitCode.Incomplete;
+    default:
+      return ExitCode.Failed;
+  }
+}
+
+/** Flags of the NATS connection, shared by every distributed command. */
+interface NatsCliFlags extends NatsFlags {
+  logLevel: string;
+}
+
+function addNatsFlags(cmd: Command): void {
+  cmd
+    .option("--nats <url>", "NATS server URL(s), comma-separated (default $NATS_URL, then nats://127.0.0.1:4222)")
+    .option("--nats-token <token>", "authenticate with a token (default $NATS_TOKEN)")
+    .option("--nats-user <user>", "authenticate with a user (default $NATS_USER)")
+    .option("--nats-password <password>", "the user's password (default $NATS_PASSWORD)")
+    .option("--nats-nkey <file>", "authenticate with an NKey seed file (default $NATS_NKEY)")
+    .option("--nats-creds <file>", "authenticate with a .creds file (default $NATS_CREDS)")
+    .option("--nats-ca <file>", "TLS: CA certificates (default $NATS_CA)")
+    .option("--nats-cert <file>", "TLS: client certificate (default $NATS_CERT)")
+    .option("--nats-key <file>", "TLS: client key (default $NATS_KEY)");
+}
+
+interface CoordinatorFlags extends RunFlags, NatsCliFlags {
+  waitForWorkers: number;
+  maxAttempts: number;
+  deadline?: number;
+  ackWait: number;
+  cancelGrace: number;
+  brokerTimeout: number;
+}
+
+interface WorkerFlags extends NatsCliFlags {
+  threads?: number;
+  concurrency: number;
+  run?: string;
+  exitWhenIdle?: number;
+  grace: number;
+  drain: number;
+  threadMemory?: number;
+}
+
+function distributedRunner(suite: LoadedSuite, flags: CoordinatorFlags, io: ResolvedIO, resumeRunId: string | null): Runner {
+  return async (ctx) => {
+    const options: DistributedRunOptions = {
+      ...ctx.hooks,
+      ...ctx.selector,
+      nats: natsSettingsFrom(flags),
+      runId: resumeRunId ?? flags.runId ?? null,
+      defaultTimeout: ctx.defaultTimeout,
+      waitForWorkersSeconds: flags.waitForWorkers,
+      maxAttempts: flags.maxAttempts,
+      deadlineSeconds: flags.deadline ?? null,
+      ackWaitSeconds: flags.ackWait,
+      cancelGraceSeconds: flags.cancelGrace,
+      brokerLossSeconds: flags.brokerTimeout,
+      forwardEvents: Boolean(flags.verbose),
+      signal: ctx.signal,
+      logger: ctx.logger,
+      onRunId: (id) => io.stdout.write(`run id: ${id}\n`),
+      onNote: ctx.note,
+    };
+    const outcome = resumeRunId ? await resumeDistributed(suite, resumeRunId, options) : await runDistributed(suite, options);
+    return { suite: outcome.suite, incomplete: outcome.incomplete };
+  };
+}
+
+function addDistributedCommands(program: Command, io: ResolvedIO, setCode: (code: number) => void): void {
+  const coordinator = program.command("coordinator").description("Run a suite across worker machines on NATS JetStream, and manage runs");
+
+  const run = coordinator
+    .command("run")
+    .description("Publish the selected cases of a suite and collect one ordered report")
+    .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
+  addSelectionAndReportFlags(run, DEFAULT_TIMEOUT_SECONDS);
+  addCoordinatorFlags(run);
+  run.option("--run-id <id>", "run id (default: a new unique id, printed first)");
+  run.action(async (suitePath: string | undefined, flags: CoordinatorFlags) => {
+    setCode(await withSuite(suitePath, io, (suite) => executeRun(suite, flags, io, distributedRunner(suite, flags, io, null))));
+  });
+
+  const resume = coordinator
+    .command("resume")
+    .description("Take over a run whose coordinator died: rebuild it from NATS and finish it (nothing with a result runs again)")
+    .argument("<run-id>", "the run to resume")
+    .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
+  addSelectionAndReportFlags(resume, DEFAULT_TIMEOUT_SECONDS, { list: false });
+  addCoordinatorFlags(resume);
+  resume.action(async (runId: string, suitePath: string | undefined, flags: CoordinatorFlags) => {
+    setCode(await withSuite(suitePath, io, (suite) => executeRun(suite, { ...flags, name: undefined, tag: undefined }, io, distributedRunner(suite, flags, io, runId))));
+  });
+
+  const cancel = coordinator.command("cancel").description("Cancel a run from any machine").argument("<run-id>", "the run to cancel");
+  addNatsFlags(cancel);
+  cancel.option("--reason <text>", "why (recorded in the report)", "cancelled from the command line");
+  cancel.action(async (runId: string, flags: NatsCliFlags & { reason: string }) => {
+    const broker = await brokerFor(flags);
+    try {
+      await readManifest(broker, assertRunId(runId));
+      const state = await readRunState(broker, runId);
+      if (state && (state.phase === "completed" || state.phase === "cancelled")) {
+        io.stdout.write(`run ${runId} is already ${state.phase}\n`);
+        setCode(ExitCode.Ok);
+        return;
+      }
+      const created = await requestCancel(broker, runId, `evalfleet coordinator cancel (${processLabel()})`, flags.reason);
+      io.stdout.write(created ? `cancel requested for run ${runId}: queued cases purged; the coordinator finalises the report\n` : `run ${runId} was already being cancelled\n`);
+      setCode(ExitCode.Ok);
+    } finally {
+      await broker.nc.close().catch(() => undefined);
+    }
+  });
+
+  const status = coordinator.command("status").description("Progress of a run, from any machine").argument("<run-id>", "the run");
+  addNatsFlags(status);
+  status.option("--json", "print the status as JSON");
+  status.action(async (runId: string, flags: NatsCliFlags & { json?: boolean }) => {
+    const broker = await brokerFor(flags);
+    try {
+      const s = await runStatus(broker, assertRunId(runId));
+      io.stdout.write(flags.json ? `${JSON.stringify(s, null, 2)}\n` : formatStatus(s));
+      setCode(ExitCode.Ok);
+    } finally {
+      await broker.nc.close().catch(() => undefined);
+    }
+  });
+
+  const worker = program
+    .command("worker")
+    .description("Serve cases from NATS JetStream on a pool of worker threads")
+    .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
+  addNatsFlags(worker);
+  worker
+    .addOption(new Option("--threads <n>", "worker threads (default min(CPUs, concurrency))").argParser(parseWhole("--threads", 1)))
+    .addOption(new Option("--concurrency <n>", "cases in flight in this process").argParser(parseWhole("--concurrency", 1)).default(4))
+    .option("--run <id>", "serve only this run and exit 0 when it is finished (Kubernetes Jobs); default: every run of this suite, forever")
+    .addOption(new Option("--exit-when-idle <seconds>", "exit 0 after this long without a case").argParser(parseSeconds("--exit-when-idle")))
+    .addOption(new Option("--grace <seconds>", "seconds past a case deadline before a stuck thread is terminated").argParser(parseSeconds("--grace")).default(DEFAULT_GRACE_SECONDS))
+    .addOption(new Option("--drain <seconds>", "on SIGTERM, seconds in-flight cases get to finish before they are handed back").argParser(parseSeconds("--drain")).default(20))
+    .addOption(new Option("--thread-memory <mb>", "per-thread heap limit in MB").argParser(parseWhole("--thread-memory", 16)))
+    .addOption(new Option("--log-level <level>", "structured log level on stderr").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"));
+  worker.action(async (suitePath: string | undefined, flags: WorkerFlags) => {
+    setCode(
+      await withSuite(suitePath, io, async (suite) => {
+        const logger = createLogger({ level: flags.logLevel, name: "evalfleet.worker" });
+        const service = new WorkerService({
+          suite,
+          nats: natsSettingsFrom(flags),
+          runId: flags.run ? assertRunId(flags.run) : null,
+          threads: flags.threads,
+          concurrency: flags.concurrency,
+          graceSeconds: flags.grace,
+          drainSeconds: flags.drain,
+          threadMemoryMb: flags.threadMemory ?? null,
+          exitWhenIdleSeconds: flags.exitWhenIdle ?? null,
+          logLevel: flags.logLevel,
+          logger,
+        });
+        const onSignal = (signal: NodeJS.Signals): void => {
+          if (service.state === "draining") process.exit(1);
+          service.stop(`received ${signal}`);
+        };
+        if (io.handleSignals) {
+          process.on("SIGTERM", onSignal);
+          process.on("SIGINT", onSignal);
+        }
+        try {
+          logger.info({ suite: suite.path, fingerprint: suite.fingerprint.slice(0, 12), run: flags.run ?? "every run of this suite" }, "worker starting");
+          const exit = await service.run();
+          logger.info({ code: exit.code, reason: exit.reason }, "worker stopped");
+          if (exit.code !== 0) io.stderr.write(`worker: ${safeText(exit.reason)}\n`);
+          return exit.code;
+        } finally {
+          process.off("SIGTERM", onSignal);
+          process.off("SIGINT", onSignal);
+        }
+      }),
+    );
+  });
+}
+
+function addCoordinatorFlags(cmd: Command): void {
+  addNatsFlags(cmd);
+  cmd
+    .addOption(new Option("--wait-for-workers <seconds>", "give up (exit 3) when no compatible worker joins within this long").argParser(parseSeconds("--wait-for-workers")).default(60))
+    .addOption(new Option("--max-attempts <n>", "deliveries per case before it is recorded as lost").argParser(parseWhole("--max-attempts", 1)).default(3))
+    .addOption(new Option("--deadline <seconds>", "whole-run budget: when it passes, the run is cancelled (exit 3)").argParser(parseSeconds("--deadline")))
+    .addOption(new Option("--ack-wait <seconds>", "seconds before an unacknowledged case is redelivered (workers extend it while a case runs)").argParser(parseSeconds("--ack-wait")).default(30))
+    .addOption(new Option("--cancel-grace <seconds>", "after a cancel, seconds in-flight cases get to report").argParser(parseSeconds("--cancel-grace")).default(15))
+    .addOption(new Option("--broker-timeout <seconds>", "give up (exit 3) when NATS is unreachable for this long").argParser(parseSeconds("--broker-timeout")).default(30));
+}
+
+async function brokerFor(flags: NatsFlags): Promise<Broker> {
+  const nc = await connectNats(natsSettingsFrom(flags), { name: `evalfleet-cli/${processLabel()}`, reconnectForever: false });
+  try {
+    return await openBroker(nc);
+  } catch (err) {
+    await nc.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+function formatStatus(s: RunStatus): string {
+  const lines = [
+    `run ${s.runId}: ${s.phase}${s.cancel ? ` (cancel: ${s.cancel})` : ""}`,
+    `suite ${s.suite} (fingerprint ${s.fingerprint.slice(0, 12)}), created ${s.createdAt}`,
+    `selected ${s.selected}  done ${s.done}  passed ${s.passed}  failed ${s.failed}  running ${s.running}  queued ${s.queued}`,
+    `workers ${s.workers.length}${s.workers.length ? `: ${s.workers.map((w) => `${w.workerId} (${w.busy}/${w.slots} busy${w.accepted ? "" : `, refused: ${w.reason}`})`).join(", ")}` : ""}`,
+  ];
+  return lines.map(safeText).join("\n") + "\n";
 }

@@ -15,10 +15,14 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** The exit code of a finished run. `reportFailed`: a JSON or JUnit report could not be written. */
-export function exitCodeFor(suite: SuiteResult, options: { reportFailed?: boolean } = {}): ExitCode {
+/**
+ * The exit code of a finished run. `reportFailed`: a JSON or JUnit report could not be written;
+ * `incomplete`: the run could not finish for reasons outside the agents (broker lost, cases lost,
+ * no compatible worker).
+ */
+export function exitCodeFor(suite: SuiteResult, options: { reportFailed?: boolean; incomplete?: boolean } = {}): ExitCode {
   if (suite.total === 0) return ExitCode.Usage;
-  if (suite.cancelled || suite.skipped > 0) return ExitCode.Incomplete;
+  if (suite.cancelled || suite.skipped > 0 || options.incomplete) return ExitCode.Incomplete;
   if (suite.failed > 0 || options.reportFailed) return ExitCode.Failed;
   return ExitCode.Ok;
 }

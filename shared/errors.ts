@@ -25,6 +25,21 @@ export const ErrorCode = {
   ThreadCrashed: "THREAD_CRASHED",
   /** A message crossing a thread or process boundary failed its schema. */
   WireInvalid: "WIRE_INVALID",
+  /** The NATS server cannot be reached (at start, or lost for longer than the coordinator's bound). */
+  BrokerUnreachable: "BROKER_UNREACHABLE",
+  /** A stream, consumer or bucket exists with a configuration evalfleet cannot use. */
+  BrokerConfig: "BROKER_CONFIG",
+  /** A run id that does not exist, or already exists where a new one was needed. */
+  RunNotFound: "RUN_NOT_FOUND",
+  RunExists: "RUN_EXISTS",
+  /** An option of a model client, agent adapter or evaluator is invalid (the message names the field and value). */
+  ConfigInvalid: "CONFIG_INVALID",
+  /** Something required is not configured (an API key, a judge model); the message says what to set. */
+  ConfigMissing: "CONFIG_MISSING",
+  /** A call to a model server failed (after its retries); `details.status` holds the HTTP status when there was one. */
+  ModelCallFailed: "MODEL_CALL_FAILED",
+  /** An MCP client was used before it was connected. */
+  McpNotConnected: "MCP_NOT_CONNECTED",
   /** Anything else; carries the original error name in `name`. */
   Internal: "INTERNAL",
 } as const;
@@ -52,6 +67,28 @@ export class CaseValidationError extends EvalfleetError {
   override readonly name = "CaseValidationError";
   constructor(message: string, details: Record<string, unknown> = {}) {
     super(ErrorCode.CaseInvalid, message, details);
+  }
+}
+
+/** Raised for invalid or missing configuration of a model client, adapter or evaluator (codes CONFIG_INVALID, CONFIG_MISSING). */
+export class ConfigError extends EvalfleetError {
+  override readonly name = "ConfigError";
+  constructor(code: typeof ErrorCode.ConfigInvalid | typeof ErrorCode.ConfigMissing, message: string, details: Record<string, unknown> = {}) {
+    super(code, message, details);
+  }
+}
+
+/** Raised when a model server call fails for good (code MODEL_CALL_FAILED); the message never holds a credential. */
+export class ModelCallError extends EvalfleetError {
+  override readonly name = "ModelCallError";
+  /** HTTP status of the last attempt, when the server answered. */
+  readonly status: number | null;
+  /** Attempts made (1 + retries). */
+  readonly attempts: number;
+  constructor(message: string, details: { status?: number | null; attempts?: number; [key: string]: unknown } = {}) {
+    super(ErrorCode.ModelCallFailed, message, details);
+    this.status = details.status ?? null;
+    this.attempts = details.attempts ?? 1;
   }
 }
 

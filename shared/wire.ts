@@ -110,3 +110,105 @@ export const ThreadReplySchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("error"), error: ErrorInfoSchema }),
 ]);
 export type ThreadReply = z.infer<typeof ThreadReplySchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Distributed mode: messages on NATS. Every one carries `v`, the protocol version.
+
+/** Version of the NATS protocol; a message of another version is refused with a clear error. */
+export const NATS_PROTOCOL = 1;
+const V = z.literal(NATS_PROTOCOL);
+
+/** Largest case output kept in a result, in bytes (UTF-8); longer output is cut with a marker. */
+export const MAX_OUTPUT_BYTES = 256 * 1024;
+
+/** `<run>.manifest`: what a run is, written once by the coordinator. */
+export const RunManifestSchema = z.object({
+  v: V,
+  runId: z.string(),
+  suite: z.object({ name: z.string(), fingerprint: z.string().length(64), path: z.string() }),
+  /** The selected cases, in declaration order. */
+  selected: z.array(z.object({ index: z.number().int().nonnegative(), name: z.string() })),
+  /** Seconds, for cases that set none (already resolved: flag, suite, 120). */
+  defaultTimeout: z.number().nonnegative(),
+  /** Deliveries per case before it is recorded as lost. */
+  maxAttempts: z.number().int().positive(),
+  /** Seconds before an unacknowledged case is redelivered; workers keep leases alive well within it. */
+  ackWaitSeconds: z.number().positive(),
+  /** Whether workers stream run events (`-v`). */
+  forwardEvents: z.boolean(),
+  createdAt: z.string(),
+  coordinator: z.object({ host: z.string(), pid: z.number().int() }),
+});
+export type RunManifest = z.infer<typeof RunManifestSchema>;
+
+/** Run phases, as stored in `<run>.state`. */
+export const RunPhase = z.enum(["publishing", "running", "cancelling", "completed", "cancelled"]);
+export type RunPhase = z.infer<typeof RunPhase>;
+
+/** `<run>.state`. */
+export const RunStateSchema = z.object({ v: V, phase: RunPhase, published: z.number().int().nonnegative(), updatedAt: z.string() });
+export type RunStateRecord = z.infer<typeof RunStateSchema>;
+
+/** `<run>.cancel`: created once (the first writer wins). */
+export const CancelSchema = z.object({ v: V, at: z.string(), by: z.string(), reason: z.string() });
+export type CancelRecord = z.infer<typeof CancelSchema>;
+
+/** `<run>.workers.<worker>`: a worker's presence, refreshed while it serves the run. */
+export const WorkerRecordSchema = z.object({
+  v: V,
+  workerId: z.string(),
+  host: z.string(),
+  pid: z.number().int(),
+  /** The worker's suite fingerprint. */
+  fingerprint: z.string(),
+  /** False when the worker refused the run (another suite). */
+  accepted: z.boolean(),
+  reason: z.string().nullable(),
+  slots: z.number().int().nonnegative(),
+  busy: z.number().int().nonnegative(),
+  seenAt: z.string(),
+});
+export type WorkerRecord = z.infer<typeof WorkerRecordSchema>;
+
+/** `evalfleet.<run>.cases.<index>`: run one case. */
+export const CaseMessageSchema = z.object({
+  v: V,
+  runId: z.string(),
+  index: z.number().int().nonnegative(),
+  name: z.string(),
+  fingerprint: z.string().length(64),
+});
+export type CaseMessage = z.infer<typeof CaseMessageSchema>;
+
+/** `evalfleet.<run>.results.<index>`: one case's result, published once. */
+export const ResultMessageSchema = z.object({
+  v: V,
+  runId: z.string(),
+  index: z.number().int().nonnegative(),
+  name: z.string(),
+  workerId: z.string(),
+  result: CaseResultDataSchema,
+});
+export type ResultMessage = z.infer<typeof ResultMessageSchema>;
+
+/** `evalfleet.<run>.events.<index>` (core NATS, disposable): a case started, or one of its run events. */
+export const EventMessageSchema = z.object({
+  v: V,
+  runId: z.string(),
+  index: z.number().int().nonnegative(),
+  workerId: z.string(),
+  kind: z.enum(["started", "event"]),
+  event: z.record(z.string(), z.unknown()).optional(),
+});
+export type EventMessage = z.infer<typeof EventMessageSchema>;
+
+/** Cuts `text` to at most {@link MAX_OUTPUT_BYTES} UTF-8 bytes, ending with a marker that says how much was cut. */
+export function truncateOutput(text: string | null, maxBytes: number = MAX_OUTPUT_BYTES): string | null {
+  if (text === null) return null;
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes <= maxBytes) return text;
+  const marker = `\n[evalfleet: output truncated: ${bytes} bytes, kept the first ${maxBytes}]`;
+  // Cut on a character boundary: decoding a byte slice drops a partial last character.
+  const kept = Buffer.from(text, "utf8").subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, "");
+  return kept + marker;
+}

@@ -58,7 +58,18 @@ export interface PoolCaseRequest {
 /** What the main side knows of a running case: its session and its commits. */
 type PartialResult = Partial<CaseCommit> & { sessionId?: string };
 
-type Attempt = { kind: "done"; result: CaseResult } | { kind: "rerun"; why: string };
+type Attempt = { kind: "done"; result: CaseResult; crashed?: string } | { kind: "rerun"; why: string };
+
+/** What became of a case on the pool. */
+export interface PoolOutcome {
+  result: CaseResult;
+  /**
+   * Set when the case has no verdict of its own because its thread died under it (an uncaught
+   * error, out of memory): an infrastructure failure. Distributed workers hand such a case back
+   * for redelivery; local mode records the result as it is.
+   */
+  crashed?: string;
+}
 
 /** The pool. Call {@link CasePool.destroy} when the run is over. */
 export class CasePool {
@@ -97,14 +108,19 @@ export class CasePool {
 
   /** Runs one case; never throws. */
   async run(request: PoolCaseRequest): Promise<CaseResult> {
+    return (await this.runOutcome(request)).result;
+  }
+
+  /** Runs one case and says whether its thread crashed under it; never throws. */
+  async runOutcome(request: PoolCaseRequest): Promise<PoolOutcome> {
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.#attempt(request, attempt);
-      if (outcome.kind === "done") return outcome.result;
+      if (outcome.kind === "done") return outcome.crashed ? { result: outcome.result, crashed: outcome.crashed } : { result: outcome.result };
       if (attempt > MAX_COLLATERAL_RERUNS) {
         const result = request.shell();
         result.attempts = attempt;
         result.addError(`worker: the case's thread died ${attempt} times before it could finish (last: ${outcome.why})`);
-        return result;
+        return { result, crashed: outcome.why };
       }
     }
   }
@@ -189,7 +205,7 @@ export class CasePool {
       // A thread-mate of a terminated case did nothing wrong, and a case that never started
       // cannot have caused the crash that took its queued task down: both run again.
       if (threadId === undefined || this.#terminated.has(threadId)) return { kind: "rerun", why: errorMessage(err) };
-      return { kind: "done", result: this.#crashedResult(request, attempt, started, partial, err, threadId) };
+      return { kind: "done", result: this.#crashedResult(request, attempt, started, partial, err, threadId), crashed: errorMessage(err) };
     } finally {
       clearTimeout(watchdog);
       request.signal.removeEventListener("abort", onCancel);

@@ -1,0 +1,160 @@
+/**
+ * Gives integration tests a NATS server with JetStream, never a shared one's state:
+ * 1. `NATS_URL` when set (the caller owns that server; stop/restart are unavailable);
+ * 2. a pinned NATS image through testcontainers when a Docker engine answers;
+ * 3. the local `nats-server` binary (PATH or /usr/sbin/nats-server) on free ports with a temporary store.
+ * With none of the three, it throws one line saying how to install nats-server: tests fail, never pass silently.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { createConnection } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A running server for one test file. */
+export interface TestNatsServer {
+  /** `nats://127.0.0.1:<port>`. */
+  url: string;
+  /** Monitoring endpoint (`http://127.0.0.1:<port>`), when there is one. */
+  monitorUrl: string | null;
+  /** Which provider started it. */
+  kind: "env" | "container" | "binary";
+  /** SIGKILL the server (the store survives). */
+  kill(): Promise<void>;
+  /** Start it again on the same port and store. */
+  restart(): Promise<void>;
+  /** Stop it and remove its store. */
+  stop(): Promise<void>;
+}
+
+/** The pinned image for the testcontainers path (the module's default is an old 2.8). */
+export const NATS_IMAGE = "nats:2.10.29-alpine";
+
+const INSTALL_HINT = "no NATS server for the integration tests: install one (apt-get install -y nats-server), or set NATS_URL to a server with JetStream, or start a Docker engine";
+
+/** Finds the nats-server binary, or null. */
+export function findNatsServerBinary(): string | null {
+  if (process.env.NATS_SERVER_BIN && existsSync(process.env.NATS_SERVER_BIN)) return process.env.NATS_SERVER_BIN;
+  const which = spawnSync("sh", ["-c", "command -v nats-server"], { encoding: "utf8" });
+  const onPath = which.stdout.trim();
+  if (which.status === 0 && onPath) return onPath;
+  return existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : null;
+}
+
+/** Starts (or binds) a server as described above. */
+export async function startNatsServer(): Promise<TestNatsServer> {
+  if (process.env.NATS_URL) {
+    const url = process.env.NATS_URL;
+    const unavailable = async (): Promise<void> => {
+      throw new Error("this test needs to stop the server, which NATS_URL does not allow: unset NATS_URL to let the harness start its own");
+    };
+    return { url, monitorUrl: null, kind: "env", kill: unavailable, restart: unavailable, stop: async () => undefined };
+  }
+  if (dockerAnswers()) return startContainer();
+  const bin = findNatsServerBinary();
+  if (!bin) throw new Error(INSTALL_HINT);
+  return startBinary(bin);
+}
+
+function dockerAnswers(): boolean {
+  if (!existsSync("/var/run/docker.sock") && !process.env.DOCKER_HOST) return false;
+  const r = spawnSync("docker", ["info", "--format", "{{.ServerVersion}}"], { encoding: "utf8", timeout: 5000 });
+  return r.status === 0 && r.stdout.trim().length > 0;
+}
+
+async function startContainer(): Promise<TestNatsServer> {
+  const { NatsContainer } = await import("@testcontainers/nats");
+  const container = await new NatsContainer(NATS_IMAGE).withJetStream().withArg("m", "8222").start();
+  const urlOf = (): string => `nats://${container.getHost()}:${container.getMappedPort(4222)}`;
+  const server: TestNatsServer = {
+    url: urlOf(),
+    monitorUrl: `http://${container.getHost()}:${container.getMappedPort(8222)}`,
+    kind: "container",
+    kill: async () => {
+      await container.stop({ remove: false, timeout: 0 } as never);
+    },
+    restart: async () => {
+      await container.restart();
+      server.url = urlOf();
+    },
+    stop: async () => {
+      await container.stop();
+    },
+  };
+  return server;
+}
+
+async function startBinary(bin: string): Promise<TestNatsServer> {
+  const dir = mkdtempSync(join(tmpdir(), "evalfleet-nats-"));
+  const store = join(dir, "js");
+  let child: ChildProcess | undefined;
+  let port = -1;
+  let monitorPort = -1;
+
+  const launch = async (): Promise<void> => {
+    for (const f of readdirSync(dir)) if (f.endsWith(".ports")) rmSync(join(dir, f));
+    const args = ["-a", "127.0.0.1", "-p", String(port), "-m", String(monitorPort), "-js", "-sd", store, "--ports_file_dir", dir];
+    const proc = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
+    child = proc;
+    let stderr = "";
+    proc.stderr!.on("data", (d) => (stderr += d));
+    const exited = new Promise<never>((_, reject) => proc.once("exit", (code) => reject(new Error(`nats-server exited with ${code}: ${stderr.trim().split("\n").pop()}`))));
+    const ready = (async () => {
+      const until = Date.now() + 15_000;
+      for (;;) {
+        const file = readdirSync(dir).find((f) => f.endsWith(".ports") && f.includes(String(proc.pid)));
+        if (file) {
+          const ports = JSON.parse(readFileSync(join(dir, file), "utf8")) as { nats: string[]; monitoring?: string[] };
+          port = Number(new URL(ports.nats[0]!.replace(/^nats:/, "http:")).port);
+          if (ports.monitoring?.[0]) monitorPort = Number(new URL(ports.monitoring[0]).port);
+          if (await probe(port)) return;
+        }
+        if (Date.now() > until) throw new Error(`nats-server did not start within 15s: ${stderr.trim().split("\n").pop() ?? ""}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
+    await Promise.race([ready, exited]);
+    exited.catch(() => undefined);
+  };
+  const killProc = async (): Promise<void> => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const gone = new Promise<void>((r) => proc.once("exit", () => r()));
+    proc.kill("SIGKILL");
+    await gone;
+  };
+
+  await launch();
+  return {
+    get url() {
+      return `nats://127.0.0.1:${port}`;
+    },
+    get monitorUrl() {
+      return monitorPort > 0 ? `http://127.0.0.1:${monitorPort}` : null;
+    },
+    kind: "binary",
+    kill: killProc,
+    restart: async () => {
+      await killProc();
+      await launch();
+    },
+    stop: async () => {
+      await killProc();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function probe(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: "127.0.0.1", port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}

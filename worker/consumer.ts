@@ -1,0 +1,382 @@
+import { setMaxListeners } from "node:events";
+import { JetStreamApiError, type Consumer, type JsMsg } from "@nats-io/jetstream";
+import type { Broker } from "../shared/jetstream-setup.ts";
+import type { LoadedSuite } from "../shared/suite.ts";
+import type { Logger } from "../shared/logger.ts";
+import { errorMessage } from "../shared/errors.ts";
+import {
+  CASES_STREAM,
+  RESULTS_STREAM,
+  eventSubject,
+  indexOfSubject,
+  resultMsgId,
+  resultSubject,
+  runConsumer,
+  runKeys,
+} from "../shared/subjects.ts";
+import {
+  CancelSchema,
+  CaseMessageSchema,
+  NATS_PROTOCOL,
+  RunStateSchema,
+  truncateOutput,
+  type EventMessage,
+  type ResultMessage,
+  type RunManifest,
+  type WorkerRecord,
+} from "../shared/wire.ts";
+import { CaseResult } from "../shared/result.ts";
+import { resultShell } from "./lifecycle.ts";
+import type { CasePool } from "./pool.ts";
+import { resultToWire } from "./thread.ts";
+
+/**
+ * Serving one run: pull a case only when a slot is free, keep its lease alive while it runs,
+ * publish its result once (create-only), then ack. A case's own failure is a result; a thread
+ * that died under a case hands it back (nak) for prompt redelivery, until its last delivery.
+ */
+
+/** Why serving a run ended. */
+export type RunServeEnd =
+  | { kind: "finished"; why: string }
+  | { kind: "refused"; why: string }
+  /** Shutdown stopped the pulling before the run was over, with nothing in flight. */
+  | { kind: "stopped"; why: string }
+  | { kind: "interrupted"; why: string };
+
+/** What a run server shares with its worker process. */
+export interface RunServerDeps {
+  broker: Broker;
+  suite: LoadedSuite;
+  pool: CasePool;
+  /** Runs `task` when one of the process's slots is free (shared by every run the process serves). */
+  withSlot: <T>(task: () => Promise<T>) => Promise<T>;
+  slots: number;
+  /** Called when a case arrives (for the idle timer). */
+  onActivity: () => void;
+  /** `<host>/<pid>`, shown in reports. */
+  workerId: string;
+  logger: Logger;
+  /** Fires on shutdown: stop pulling (in-flight cases go on until `abort` fires). */
+  stopping: AbortSignal;
+  /** Fires when the drain grace is over: in-flight cases are aborted and handed back. */
+  abort: AbortSignal;
+}
+
+/** How long one pull waits for a case, in ms. */
+const PULL_EXPIRES_MS = 5_000;
+/** How often the worker refreshes its presence record, in ms. */
+const PRESENCE_INTERVAL_MS = 5_000;
+
+/** Serves one run until it is over for this worker. */
+export class RunServer {
+  readonly #deps: RunServerDeps;
+  readonly #manifest: RunManifest;
+  readonly #runId: string;
+  /** Fires on the run's cancel key: in-flight cases are aborted cooperatively (their results still count). */
+  readonly #cancel = new AbortController();
+  #over: string | null = null;
+  #busy = 0;
+  #interrupted = 0;
+
+  constructor(manifest: RunManifest, deps: RunServerDeps) {
+    this.#manifest = manifest;
+    this.#runId = manifest.runId;
+    this.#deps = deps;
+    setMaxListeners(0, this.#cancel.signal);
+  }
+
+  /** In-flight cases of this run on this worker. */
+  get busy(): number {
+    return this.#busy;
+  }
+
+  /** Serves the run; resolves when it is finished (or refused, or interrupted by shutdown). */
+  async serve(): Promise<RunServeEnd> {
+    const { suite, logger, broker } = this.#deps;
+    const log = logger.child({ run: this.#runId });
+    if (this.#manifest.suite.fingerprint !== suite.fingerprint) {
+      const why = `run ${this.#runId} is for suite '${this.#manifest.suite.name}' with fingerprint ${this.#manifest.suite.fingerprint.slice(0, 12)}, this worker loaded ${suite.path} with fingerprint ${suite.fingerprint.slice(0, 12)}`;
+      log.error({ theirs: this.#manifest.suite.fingerprint, ours: suite.fingerprint }, `refusing the run: ${why}`);
+      await this.#presence(false, why).catch(() => undefined);
+      return { kind: "refused", why };
+    }
+    const watchers = await this.#watchRunKeys();
+    const presence = setInterval(() => void this.#presence(true, null).catch(() => undefined), PRESENCE_INTERVAL_MS);
+    try {
+      await this.#presence(true, null);
+      const consumer = await this.#consumer();
+      if (!consumer) return { kind: "finished", why: this.#over ?? "the run's consumer is gone" };
+      const loops = Array.from({ length: this.#deps.slots }, () => this.#pullLoop(consumer));
+      await Promise.all(loops);
+      if (this.#interrupted > 0) return { kind: "interrupted", why: `${this.#interrupted} case(s) handed back at shutdown` };
+      if (this.#deps.stopping.aborted && !this.#over) return { kind: "stopped", why: "stopped before the run was over" };
+      return { kind: "finished", why: this.#over ?? "run over" };
+    } finally {
+      clearInterval(presence);
+      for (const w of watchers) w.stop();
+      log.info({ reason: this.#over }, "stopped serving the run");
+    }
+  }
+
+  async #consumer(): Promise<Consumer | null> {
+    try {
+      return await this.#deps.broker.js.consumers.get(CASES_STREAM, runConsumer(this.#runId));
+    } catch (err) {
+      if (isConsumerGone(err)) {
+        this.#over ??= "the run's consumer was deleted (the run is finished)";
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  async #pullLoop(consumer: Consumer): Promise<void> {
+    const { stopping } = this.#deps;
+    while (!this.#over && !stopping.aborted) {
+      await this.#deps.withSlot(async () => {
+        if (this.#over || stopping.aborted) return;
+        let m: JsMsg | null;
+        try {
+          m = await consumer.next({ expires: PULL_EXPIRES_MS });
+        } catch (err) {
+          if (isConsumerGone(err)) {
+            this.#over ??= "the run's consumer was deleted (the run is finished)";
+            return;
+          }
+          this.#deps.logger.warn({ run: this.#runId, err: errorMessage(err) }, "pull failed; retrying");
+          await sleep(500);
+          return;
+        }
+        if (!m) {
+          await this.#checkDrained(consumer);
+          return;
+        }
+        this.#busy++;
+        this.#deps.onActivity();
+        try {
+          await this.#handle(m);
+        } finally {
+          this.#busy--;
+        }
+      });
+    }
+  }
+
+  /** The run is over for workers when nothing is queued or in flight and the coordinator has published everything. */
+  async #checkDrained(consumer: Consumer): Promise<void> {
+    try {
+      const state = await this.#deps.broker.kv.get(runKeys.state(this.#runId));
+      const phase = state ? RunStateSchema.safeParse(state.json()).data?.phase : undefined;
+      if (phase === "completed" || phase === "cancelled") {
+        this.#over ??= `the run is ${phase}`;
+        return;
+      }
+      if (phase !== "running") return;
+      const info = await consumer.info(false);
+      if (info.num_pending === 0 && info.num_ack_pending === 0) this.#over ??= "every case of the run has been handled";
+    } catch (err) {
+      if (isConsumerGone(err)) this.#over ??= "the run's consumer was deleted (the run is finished)";
+    }
+  }
+
+  async #handle(m: JsMsg): Promise<void> {
+    const { logger, suite, pool, workerId } = this.#deps;
+    const log = logger.child({ run: this.#runId, subject: m.subject });
+    const attempt = m.info.deliveryCount;
+    const index = indexOfSubject(m.subject);
+    let parsed: unknown;
+    try {
+      parsed = m.json();
+    } catch {
+      parsed = undefined;
+    }
+    const msg = CaseMessageSchema.safeParse(parsed);
+    const selected = index === null ? undefined : this.#manifest.selected.find((s) => s.index === index);
+    if (!msg.success || msg.data.runId !== this.#runId || msg.data.index !== index || !selected || msg.data.name !== selected.name) {
+      const why = !msg.success
+        ? `malformed case message: ${msg.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`
+        : `case message does not match the run's manifest (run '${msg.data.runId}', index ${msg.data.index}, name '${msg.data.name}')`;
+      log.error({ attempt }, `disposing of a bad case message: ${why}`);
+      if (selected && index !== null) await this.#publishResult(errorResult(suite, index, selected.name, `worker: ${why}`, attempt, workerId)).catch(() => undefined);
+      m.term();
+      return;
+    }
+    if (this.#cancel.signal.aborted) {
+      m.term();
+      return;
+    }
+    const c = suite.cases[msg.data.index];
+    if (!c || c.name !== msg.data.name || msg.data.fingerprint !== suite.fingerprint) {
+      const why = `case ${msg.data.index} '${msg.data.name}' is not in this worker's suite (fingerprint ${suite.fingerprint.slice(0, 12)})`;
+      log.error(why);
+      await this.#publishResult(errorResult(suite, msg.data.index, msg.data.name, `worker: ${why}`, attempt, workerId)).catch(() => undefined);
+      m.term();
+      return;
+    }
+    // At-least-once delivery: the case may already have a result (its worker died before acking).
+    if (await this.#hasResult(msg.data.index)) {
+      m.ack();
+      return;
+    }
+    this.#publishEvent({ v: NATS_PROTOCOL, runId: this.#runId, index: msg.data.index, workerId, kind: "started" });
+    const lease = setInterval(() => m.working(), Math.max(250, (this.#manifest.ackWaitSeconds * 1000) / 3));
+    const caseAbort = AbortSignal.any([this.#cancel.signal, this.#deps.abort]);
+    let outcome;
+    try {
+      const index = msg.data.index;
+      outcome = await pool.runOutcome({
+        index,
+        name: c.name,
+        defaultTimeout: this.#manifest.defaultTimeout,
+        timeoutSeconds: c.resolveTimeout(this.#manifest.defaultTimeout),
+        hasTeardown: c.teardown !== null,
+        shell: () => resultShell(c, index),
+        signal: caseAbort,
+        onEvent: this.#manifest.forwardEvents
+          ? (event) => this.#publishEvent({ v: NATS_PROTOCOL, runId: this.#runId, index, workerId, kind: "event", event })
+          : undefined,
+      });
+    } finally {
+      clearInterval(lease);
+    }
+    if (this.#deps.abort.aborted && !this.#cancel.signal.aborted) {
+      // Shutdown cut the case short: hand it back whole rather than report a half-run.
+      this.#interrupted++;
+      m.nak(0);
+      return;
+    }
+    if (outcome.crashed && attempt < this.#manifest.maxAttempts) {
+      log.warn({ attempt, cause: outcome.crashed }, "the case's thread crashed; handing the case back for redelivery");
+      m.nak(1000);
+      return;
+    }
+    const result = outcome.result;
+    result.attempts = attempt;
+    result.worker = workerId;
+    try {
+      await this.#publishResult(result);
+      await m.ackAck({ timeout: 10_000 }).catch(() => m.ack());
+    } catch (err) {
+      // Without a published result the case must come back: leave it unacked (or hand it back now).
+      log.error({ err: errorMessage(err) }, "could not publish a result; handing the case back");
+      m.nak(1000);
+    }
+  }
+
+  async #hasResult(index: number): Promise<boolean> {
+    try {
+      return (await this.#deps.broker.jsm.streams.getMessage(RESULTS_STREAM, { last_by_subj: resultSubject(this.#runId, index) })) !== null;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Publishes a result create-only: if the subject already holds one, another worker won, which is fine. */
+  async #publishResult(result: CaseResult): Promise<void> {
+    const wire = resultToWire(result);
+    const payload: ResultMessage = {
+      v: NATS_PROTOCOL,
+      runId: this.#runId,
+      index: result.index,
+      name: result.name,
+      workerId: this.#deps.workerId,
+      result: { ...wire, response: null, output: truncateOutput(wire.output) },
+    };
+    for (let tries = 1; ; tries++) {
+      try {
+        await this.#deps.broker.js.publish(resultSubject(this.#runId, result.index), JSON.stringify(payload), {
+          msgID: resultMsgId(this.#runId, result.index),
+          expect: { lastSubjectSequence: 0 },
+        });
+        return;
+      } catch (err) {
+        if (err instanceof JetStreamApiError && (err.code === 10071 || err.code === 10164)) return;
+        if (tries >= 5 || this.#deps.abort.aborted) throw err;
+        await sleep(200 * 2 ** tries);
+      }
+    }
+  }
+
+  #publishEvent(event: EventMessage): void {
+    try {
+      this.#deps.broker.nc.publish(eventSubject(this.#runId, event.index), JSON.stringify(event));
+    } catch {
+      // Live events are disposable.
+    }
+  }
+
+  async #presence(accepted: boolean, reason: string | null): Promise<void> {
+    const { broker, suite, workerId } = this.#deps;
+    const [host, pid] = [workerId.split("/")[0] ?? workerId, Number(workerId.split("/")[1] ?? process.pid)];
+    const record: WorkerRecord = {
+      v: NATS_PROTOCOL,
+      workerId,
+      host,
+      pid: Number.isFinite(pid) ? pid : process.pid,
+      fingerprint: suite.fingerprint,
+      accepted,
+      reason,
+      slots: this.#deps.slots,
+      busy: this.#busy,
+      seenAt: new Date().toISOString(),
+    };
+    await broker.kv.put(runKeys.worker(this.#runId, workerId), JSON.stringify(record));
+  }
+
+  /** Watches the cancel key and the state: both end the run for this worker. */
+  async #watchRunKeys(): Promise<Array<{ stop(): void }>> {
+    const { kv } = this.#deps.broker;
+    const cancelWatch = await kv.watch({ key: runKeys.cancel(this.#runId) });
+    const stateWatch = await kv.watch({ key: runKeys.state(this.#runId) });
+    void (async () => {
+      for await (const e of cancelWatch) {
+        if (e.operation !== "PUT") continue;
+        const c = CancelSchema.safeParse(safeJson(e.string()));
+        this.#over ??= `the run was cancelled${c.success ? ` (${c.data.reason})` : ""}`;
+        this.#cancel.abort(new DOMException("run cancelled", "AbortError"));
+      }
+    })().catch(() => undefined);
+    void (async () => {
+      for await (const e of stateWatch) {
+        if (e.operation !== "PUT") continue;
+        const s = RunStateSchema.safeParse(safeJson(e.string()));
+        if (s.success && (s.data.phase === "completed" || s.data.phase === "cancelled")) this.#over ??= `the run is ${s.data.phase}`;
+        if (s.success && s.data.phase === "cancelling") this.#cancel.abort(new DOMException("run cancelled", "AbortError"));
+      }
+    })().catch(() => undefined);
+    return [cancelWatch, stateWatch];
+  }
+}
+
+function errorResult(suite: LoadedSuite, index: number, name: string, error: string, attempt: number, workerId: string): CaseResult {
+  const c = suite.cases[index];
+  const result = c && c.name === name ? resultShell(c, index) : resultShellFor(index, name);
+  result.addError(error);
+  result.attempts = attempt;
+  result.worker = workerId;
+  return result;
+}
+
+function resultShellFor(index: number, name: string): CaseResult {
+  // The case is not in this worker's suite, so its identity is what the message said.
+  return new CaseResult({ name, index, tags: [] });
+}
+
+function isConsumerGone(err: unknown): boolean {
+  if (err instanceof JetStreamApiError && (err.code === 10014 || err.code === 10059)) return true;
+  const text = errorMessage(err);
+  return /consumer (deleted|not found)|consumer_deleted|consumer_not_found/i.test(text);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
