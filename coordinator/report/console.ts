@@ -83,7 +83,9 @@ export class ConsoleReporter {
         this.#running++;
         this.#update();
       },
-      onRunEvent: (_c: Case, _event: RunEvent) => undefined,
+      onRunEvent: (c: Case, event: RunEvent) => {
+        if (this.#verbose) this.#print([this.#c.dim(`  \u21b3 ${safeText(c.name)}: ${describeEvent(event)}`)]);
+      },
       onCaseEnd: (c: Case, result: CaseResult) => {
         if (!result.skipped) this.#running = Math.max(0, this.#running - 1);
         this.#done++;
@@ -179,4 +181,11 @@ export function printCaseList(out: Writable, cases: readonly Case[], defaultTime
   const table = new Table({ head: ["Case", "Component", "Tags", "Timeout"], style: { head: [], border: [] }, chars: COMPACT });
   for (const c of cases) table.push([safeText(c.name), safeText(c.componentId), c.tags.map(safeText).join(", "), `${c.resolveTimeout(defaultTimeout)}s`]);
   out.write(`Eval Cases\n${table.toString()}\n${cases.length} case${cases.length === 1 ? "" : "s"}\n`);
+}
+
+/** One line for a streamed event: its type, and the tool it concerns when there is one. */
+function describeEvent(event: RunEvent): string {
+  const e = event as { type?: unknown; tool?: { toolName?: unknown }; toolName?: unknown };
+  const tool = e.tool?.toolName ?? e.toolName;
+  return `${safeText(e.type ?? "event")}${tool ? ` ${safeText(tool)}` : ""}`;
 }
