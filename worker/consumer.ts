@@ -78,6 +78,10 @@ export class RunServer {
   #over: string | null = null;
   #busy = 0;
   #interrupted = 0;
+  /** Pulls of this run server waiting for a case. */
+  #pulling = 0;
+  /** Told when the last outstanding pull has ended. */
+  #pullWaiters: Array<() => void> = [];
 
   constructor(manifest: RunManifest, deps: RunServerDeps) {
     this.#manifest = manifest;
@@ -110,6 +114,9 @@ export class RunServer {
       const loops = Array.from({ length: this.#deps.slots }, () => this.#pullLoop(consumer));
       await Promise.all(loops);
       if (this.#interrupted > 0) return { kind: "interrupted", why: `${this.#interrupted} case(s) handed back at shutdown` };
+      // Drained with nothing handed back: the cases just finished may have been the run's last,
+      // and a worker whose run is over must exit 0 (a Job must not replace it).
+      if (this.#deps.stopping.aborted && !this.#over) await this.#checkDrained(consumer);
       if (this.#deps.stopping.aborted && !this.#over) return { kind: "stopped", why: "stopped before the run was over" };
       return { kind: "finished", why: this.#over ?? "run over" };
     } finally {
@@ -138,7 +145,7 @@ export class RunServer {
         if (this.#over || stopping.aborted) return;
         let m: JsMsg | null;
         try {
-          m = await consumer.next({ expires: PULL_EXPIRES_MS });
+          m = await this.#pull(consumer);
         } catch (err) {
           if (isConsumerGone(err)) {
             this.#over ??= "the run's consumer was deleted (the run is finished)";
@@ -146,6 +153,11 @@ export class RunServer {
           }
           this.#deps.logger.warn({ run: this.#runId, err: errorMessage(err) }, "pull failed; retrying");
           await sleep(500);
+          return;
+        }
+        if (m && stopping.aborted) {
+          // A pull that was already waiting at shutdown got a case: it is not started, only handed back.
+          await this.#handBack(m);
           return;
         }
         if (!m) {
@@ -160,6 +172,16 @@ export class RunServer {
           this.#busy--;
         }
       });
+    }
+  }
+
+  /** One pull, counted while it waits (see {@link RunServer.#handBack}). */
+  async #pull(consumer: Consumer): Promise<JsMsg | null> {
+    this.#pulling++;
+    try {
+      return await consumer.next({ expires: PULL_EXPIRES_MS });
+    } finally {
+      if (--this.#pulling === 0) for (const wake of this.#pullWaiters.splice(0)) wake();
     }
   }
 
@@ -220,7 +242,7 @@ export class RunServer {
       return;
     }
     this.#publishEvent({ v: NATS_PROTOCOL, runId: this.#runId, index: msg.data.index, workerId, kind: "started" });
-    const lease = setInterval(() => m.working(), Math.max(250, (this.#manifest.ackWaitSeconds * 1000) / 3));
+    const lease = setInterval(() => m.working(), this.#leaseMs);
     const caseAbort = AbortSignal.any([this.#cancel.signal, this.#deps.abort]);
     let outcome;
     try {
@@ -243,7 +265,7 @@ export class RunServer {
     if (this.#deps.abort.aborted && !this.#cancel.signal.aborted) {
       // Shutdown cut the case short: hand it back whole rather than report a half-run.
       this.#interrupted++;
-      m.nak(0);
+      await this.#handBack(m);
       return;
     }
     if (outcome.crashed && attempt < this.#manifest.maxAttempts) {
@@ -262,6 +284,29 @@ export class RunServer {
       log.error({ err: errorMessage(err) }, "could not publish a result; handing the case back");
       m.nak(1000);
     }
+  }
+
+  /**
+   * Hands a case back for immediate redelivery, once no pull of this worker is outstanding: a
+   * waiting pull would take the case straight back and spend one of its deliveries for nothing.
+   * Only a stopping worker hands cases back, and it starts no new pulls, so the wait is bounded by
+   * one pull's expiry; the lease is kept alive meanwhile.
+   */
+  async #handBack(m: JsMsg): Promise<void> {
+    if (this.#pulling > 0) {
+      const lease = setInterval(() => m.working(), this.#leaseMs);
+      try {
+        await new Promise<void>((resolve) => this.#pullWaiters.push(resolve));
+      } finally {
+        clearInterval(lease);
+      }
+    }
+    m.nak(0);
+  }
+
+  /** How often a running case's lease is extended, in ms (well within the ack wait). */
+  get #leaseMs(): number {
+    return Math.max(250, (this.#manifest.ackWaitSeconds * 1000) / 3);
   }
 
   async #hasResult(index: number): Promise<boolean> {
