@@ -79,6 +79,8 @@ export interface DistributedRunOptions extends SuiteHooks, Selector {
   onRunId?: (runId: string) => void;
   /** One-line notes for the console (a worker joined, a refusal, cancelling). */
   onNote?: (line: string) => void;
+  /** Which workers are busy: in-flight cases per worker, and how many workers joined. */
+  onWorkers?: (busy: ReadonlyMap<string, number>, joined: number) => void;
 }
 
 /** A distributed run's outcome: the results, and whether the run finished or why not. */
@@ -414,7 +416,7 @@ class DistributedRun {
       if (outcome === "unknown") this.#log.warn({ index: result.index, name: result.name }, `ignoring a ${source} for an unknown case`);
       return;
     }
-    this.#started.delete(result.index);
+    if (this.#started.delete(result.index)) this.#reportWorkers();
     const sel = this.#byIndex.get(result.index)!;
     if (this.#o.onCaseEnd) callSyncHook("onCaseEnd", () => this.#o.onCaseEnd!(sel.case, result), (m) => result.addError(m));
     if (this.#collector.complete) this.#finish(this.#cancelReason);
@@ -429,8 +431,11 @@ class DistributedRun {
     if (!sel || this.#collector.has(e.index)) return;
     this.#workerJoined = true;
     if (e.kind === "started") {
-      if (this.#started.has(e.index)) return;
+      if (this.#started.get(e.index) === e.workerId) return;
+      const first = !this.#started.has(e.index);
       this.#started.set(e.index, e.workerId);
+      this.#reportWorkers();
+      if (!first) return;
       if (this.#o.onCaseStart) callSyncHook("onCaseStart", () => this.#o.onCaseStart!(sel.case), (m) => this.#log.warn({ index: e.index }, m));
     } else if (e.event && this.#o.onRunEvent) {
       callSyncHook("onRunEvent", () => this.#o.onRunEvent!(sel.case, e.event as RunEvent), (m) => this.#log.warn({ index: e.index }, m));
@@ -500,6 +505,7 @@ class DistributedRun {
           if (!this.#workerJoined || !this.#seen.has(w.data.workerId)) this.#o.onNote?.(`worker ${w.data.workerId} joined (${w.data.slots} slots)`);
           this.#seen.add(w.data.workerId);
           this.#workerJoined = true;
+          this.#reportWorkers();
         } else if (!this.#refusals.has(w.data.workerId)) {
           this.#refusals.set(w.data.workerId, w.data.reason ?? "refused");
           this.#o.onNote?.(`worker ${w.data.workerId} refused the run: ${w.data.reason ?? "no reason given"}`);
@@ -516,6 +522,13 @@ class DistributedRun {
     );
   }
   readonly #seen = new Set<string>();
+
+  #reportWorkers(): void {
+    if (!this.#o.onWorkers) return;
+    const busy = new Map<string, number>();
+    for (const w of this.#started.values()) busy.set(w, (busy.get(w) ?? 0) + 1);
+    this.#o.onWorkers(busy, this.#seen.size);
+  }
 
   #armBudgets(): void {
     if (this.#o.deadlineSeconds) {

@@ -51,6 +51,7 @@ export class ConsoleReporter {
   #passed = 0;
   #failed = 0;
   #done = 0;
+  #extra = "";
 
   constructor(options: ConsoleReporterOptions) {
     this.#out = options.out;
@@ -62,7 +63,7 @@ export class ConsoleReporter {
       this.#multibar = new cliProgress.MultiBar(
         {
           stream: options.out as NodeJS.WritableStream,
-          format: "{bar} {value}/{total} done | {running} running | {passed} passed | {failed} failed | {duration_formatted} elapsed | ETA {eta_formatted}",
+          format: "{bar} {value}/{total} done | {running} running | {passed} passed | {failed} failed | {duration_formatted} elapsed | ETA {eta_formatted}{extra}",
           hideCursor: true,
           clearOnComplete: true,
           stopOnComplete: false,
@@ -111,8 +112,14 @@ export class ConsoleReporter {
     this.#print([line]);
   }
 
-  #payload(): Record<string, number> {
-    return { running: this.#running, passed: this.#passed, failed: this.#failed };
+  #payload(): Record<string, number | string> {
+    return { running: this.#running, passed: this.#passed, failed: this.#failed, extra: this.#extra ? ` | ${this.#extra}` : "" };
+  }
+
+  /** Extra text for the live display (e.g. which workers are busy); ignored without a live display. */
+  status(text: string): void {
+    this.#extra = safeText(text);
+    this.#update();
   }
 
   #update(): void {
