@@ -28,6 +28,7 @@ import {
 import { CaseResult } from "../shared/result.ts";
 import { resultShell } from "./lifecycle.ts";
 import type { CasePool } from "./pool.ts";
+import type { Slots } from "./slots.ts";
 import { resultToWire } from "./thread.ts";
 
 /**
@@ -49,9 +50,8 @@ export interface RunServerDeps {
   broker: Broker;
   suite: LoadedSuite;
   pool: CasePool;
-  /** Runs `task` when one of the process's slots is free (shared by every run the process serves). */
-  withSlot: <T>(task: () => Promise<T>) => Promise<T>;
-  slots: number;
+  /** The process's case slots, shared by every run it serves. */
+  slots: Slots;
   /** Called when a case arrives (for the idle timer). */
   onActivity: () => void;
   /** `<host>/<pid>`, shown in reports. */
@@ -63,8 +63,10 @@ export interface RunServerDeps {
   abort: AbortSignal;
 }
 
-/** How long one pull waits for a case, in ms. */
-const PULL_EXPIRES_MS = 5_000;
+/** How long one pull waits for cases, in ms. */
+const PULL_EXPIRES_MS = 2_000;
+/** Most cases asked for in one pull. */
+const MAX_BATCH = 256;
 /** How often the worker refreshes its presence record, in ms. */
 const PRESENCE_INTERVAL_MS = 5_000;
 
@@ -111,8 +113,7 @@ export class RunServer {
       await this.#presence(true, null);
       const consumer = await this.#consumer();
       if (!consumer) return { kind: "finished", why: this.#over ?? "the run's consumer is gone" };
-      const loops = Array.from({ length: this.#deps.slots }, () => this.#pullLoop(consumer));
-      await Promise.all(loops);
+      await this.#fetchLoop(consumer);
       if (this.#interrupted > 0) return { kind: "interrupted", why: `${this.#interrupted} case(s) handed back at shutdown` };
       // Drained with nothing handed back: the cases just finished may have been the run's last,
       // and a worker whose run is over must exit 0 (a Job must not replace it).
@@ -138,51 +139,56 @@ export class RunServer {
     }
   }
 
-  async #pullLoop(consumer: Consumer): Promise<void> {
-    const { stopping } = this.#deps;
+  /**
+   * Pulls as many cases as there are free slots, in one request, and starts each as it arrives.
+   * Nothing is fetched without a slot to run it (a fetched case's lease is already running).
+   */
+  async #fetchLoop(consumer: Consumer): Promise<void> {
+    const { stopping, slots } = this.#deps;
+    const inflight = new Set<Promise<void>>();
+    const track = (p: Promise<void>): void => {
+      inflight.add(p);
+      void p.finally(() => inflight.delete(p));
+    };
     while (!this.#over && !stopping.aborted) {
-      await this.#deps.withSlot(async () => {
-        if (this.#over || stopping.aborted) return;
-        let m: JsMsg | null;
-        try {
-          m = await this.#pull(consumer);
-        } catch (err) {
-          if (isConsumerGone(err)) {
-            this.#over ??= "the run's consumer was deleted (the run is finished)";
-            return;
+      const reserved = await slots.take(MAX_BATCH, stopping);
+      if (reserved === 0) continue;
+      let got = 0;
+      this.#pulling++;
+      try {
+        const batch = await consumer.fetch({ max_messages: reserved, expires: PULL_EXPIRES_MS });
+        for await (const m of batch) {
+          got++;
+          if (stopping.aborted) {
+            // A pull that was already waiting at shutdown got a case: it is not started, only handed back.
+            slots.give();
+            track(this.#handBack(m));
+            continue;
           }
+          this.#deps.onActivity();
+          this.#busy++;
+          track(
+            this.#handle(m)
+              .catch((err: unknown) => this.#deps.logger.error({ run: this.#runId, err: errorMessage(err) }, "handling a case failed"))
+              .finally(() => {
+                this.#busy--;
+                slots.give();
+              }),
+          );
+        }
+      } catch (err) {
+        if (isConsumerGone(err)) this.#over ??= "the run's consumer was deleted (the run is finished)";
+        else {
           this.#deps.logger.warn({ run: this.#runId, err: errorMessage(err) }, "pull failed; retrying");
           await sleep(500);
-          return;
         }
-        if (m && stopping.aborted) {
-          // A pull that was already waiting at shutdown got a case: it is not started, only handed back.
-          await this.#handBack(m);
-          return;
-        }
-        if (!m) {
-          await this.#checkDrained(consumer);
-          return;
-        }
-        this.#busy++;
-        this.#deps.onActivity();
-        try {
-          await this.#handle(m);
-        } finally {
-          this.#busy--;
-        }
-      });
+      } finally {
+        slots.give(reserved - got);
+        if (--this.#pulling === 0) for (const wake of this.#pullWaiters.splice(0)) wake();
+      }
+      if (got === 0 && !this.#over) await this.#checkDrained(consumer);
     }
-  }
-
-  /** One pull, counted while it waits (see {@link RunServer.#handBack}). */
-  async #pull(consumer: Consumer): Promise<JsMsg | null> {
-    this.#pulling++;
-    try {
-      return await consumer.next({ expires: PULL_EXPIRES_MS });
-    } finally {
-      if (--this.#pulling === 0) for (const wake of this.#pullWaiters.splice(0)) wake();
-    }
+    await Promise.all(inflight);
   }
 
   /** The run is over for workers when nothing is queued or in flight and the coordinator has published everything. */
@@ -236,8 +242,9 @@ export class RunServer {
       m.term();
       return;
     }
-    // At-least-once delivery: the case may already have a result (its worker died before acking).
-    if (await this.#hasResult(msg.data.index)) {
+    // At-least-once delivery: a redelivered case may already have a result (its worker died, or
+    // its ack was lost, after publishing). A first delivery cannot, so it skips the lookup.
+    if (attempt > 1 && (await this.#hasResult(msg.data.index))) {
       m.ack();
       return;
     }
@@ -278,7 +285,8 @@ export class RunServer {
     result.worker = workerId;
     try {
       await this.#publishResult(result);
-      await m.ackAck({ timeout: 10_000 }).catch(() => m.ack());
+      // A lost ack only means a redelivery, which finds the result above and acks again.
+      m.ack();
     } catch (err) {
       // Without a published result the case must come back: leave it unacked (or hand it back now).
       log.error({ err: errorMessage(err) }, "could not publish a result; handing the case back");
@@ -362,7 +370,7 @@ export class RunServer {
       fingerprint: suite.fingerprint,
       accepted,
       reason,
-      slots: this.#deps.slots,
+      slots: this.#deps.slots.size,
       busy: this.#busy,
       seenAt: new Date().toISOString(),
     };

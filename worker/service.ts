@@ -1,6 +1,5 @@
 import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
-import pLimit from "p-limit";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { openBroker, type Broker } from "../shared/jetstream-setup.ts";
 import { connectNats, processLabel, type NatsSettings } from "../shared/nats-connection.ts";
@@ -11,6 +10,7 @@ import { runKeys, runOfManifestKey } from "../shared/subjects.ts";
 import { RunManifestSchema, RunStateSchema, type RunManifest } from "../shared/wire.ts";
 import { CasePool, DEFAULT_GRACE_SECONDS } from "./pool.ts";
 import { RunServer, type RunServeEnd } from "./consumer.ts";
+import { Slots } from "./slots.ts";
 
 /**
  * The worker process: connects (and reconnects forever), loads the suite once, and serves one run
@@ -106,7 +106,7 @@ export class WorkerService {
       logLevel: o.logLevel,
       logger: this.#log,
     });
-    const limit = pLimit(concurrency);
+    const slots = new Slots(concurrency);
     const idle = o.exitWhenIdleSeconds ? setInterval(() => this.#checkIdle(), 1000) : null;
     let exit: WorkerExit;
     try {
@@ -116,11 +116,10 @@ export class WorkerService {
         broker,
         suite: o.suite,
         pool,
-        withSlot: <T>(task: () => Promise<T>) => limit(task),
         onActivity: () => {
           this.#lastActivity = Date.now();
         },
-        slots: concurrency,
+        slots,
         workerId: processLabel(),
         logger: this.#log,
         stopping: this.#stopping.signal,

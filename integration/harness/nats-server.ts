@@ -19,6 +19,8 @@ export interface TestNatsServer {
   monitorUrl: string | null;
   /** Which provider started it. */
   kind: "env" | "container" | "binary";
+  /** Process id of a server this harness started as a local binary (for CPU accounting), else null. */
+  readonly pid: number | null;
   /** SIGKILL the server (the store survives). */
   kill(): Promise<void>;
   /** Start it again on the same port and store. */
@@ -48,7 +50,7 @@ export async function startNatsServer(): Promise<TestNatsServer> {
     const unavailable = async (): Promise<void> => {
       throw new Error("this test needs to stop the server, which NATS_URL does not allow: unset NATS_URL to let the harness start its own");
     };
-    return { url, monitorUrl: null, kind: "env", kill: unavailable, restart: unavailable, stop: async () => undefined };
+    return { url, monitorUrl: null, kind: "env", pid: null, kill: unavailable, restart: unavailable, stop: async () => undefined };
   }
   if (dockerAnswers()) return startContainer();
   const bin = findNatsServerBinary();
@@ -70,6 +72,7 @@ async function startContainer(): Promise<TestNatsServer> {
     url: urlOf(),
     monitorUrl: `http://${container.getHost()}:${container.getMappedPort(8222)}`,
     kind: "container",
+    pid: null,
     kill: async () => {
       await container.stop({ remove: false, timeout: 0 } as never);
     },
@@ -133,6 +136,9 @@ async function startBinary(bin: string): Promise<TestNatsServer> {
       return monitorPort > 0 ? `http://127.0.0.1:${monitorPort}` : null;
     },
     kind: "binary",
+    get pid() {
+      return child?.pid ?? null;
+    },
     kill: killProc,
     restart: async () => {
       await killProc();

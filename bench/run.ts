@@ -1,0 +1,229 @@
+// `npm run bench` (full, several minutes) or `npm run bench -- --quick` (under two minutes).
+// Measures evalfleet side by side on this machine, prints one table, writes bench/results.json.
+// Every scenario runs in a fresh process (bench/scenario.ts); workers and nats-server are real
+// processes whose CPU and memory are read from /proc.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { findNatsServerBinary, startNatsServer, type TestNatsServer } from "../integration/harness/nats-server.ts";
+import { cpuMs, rssBytes } from "./proc-stats.ts";
+import { CASES_STREAM, runConsumer } from "../shared/subjects.ts";
+
+const quick = process.argv.includes("--quick");
+const root = new URL("..", import.meta.url).pathname;
+const bin = join(root, "bin", "evalfleet.mjs");
+const RUNS = quick ? 1 : 3;
+const N = quick ? 5_000 : 20_000;
+const MEM_N = quick ? 20_000 : 100_000;
+const LAT_N = quick ? 3_000 : 10_000;
+
+interface ScenarioOut {
+  mode: string;
+  cases: number;
+  seconds: number;
+  cases_per_s: number;
+  cpu_ms: number;
+  others_cpu_ms: number[];
+  rss_before: number;
+  rss_after: number;
+  heap_before: number;
+  heap_held: number;
+  heap_after_gc: number;
+}
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function scenario(args: string[], env: Record<string, string>): Promise<ScenarioOut> {
+  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", join(root, "bench", "scenario.ts"), ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (err += d));
+  const code = await new Promise<number | null>((r) => child.on("close", r));
+  const line = out.trim().split("\n").pop() ?? "";
+  if (code !== 0 || !line.startsWith("{")) throw new Error(`scenario ${args.join(" ")} failed (${code}): ${err.trim().split("\n").slice(-3).join(" | ")}`);
+  return JSON.parse(line) as ScenarioOut;
+}
+
+function startWorkers(count: number, url: string, env: Record<string, string>, concurrency: number, threads: number): ChildProcess[] {
+  return Array.from({ length: count }, () =>
+    spawn(process.execPath, [bin, "worker", join(root, "bench", "trivial-suite.ts"), "--nats", url, "--concurrency", String(concurrency), "--threads", String(threads), "--log-level", "error"], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "inherit"],
+    }),
+  );
+}
+
+async function stopAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          c.once("exit", () => resolve());
+          c.kill("SIGKILL");
+        }),
+    ),
+  );
+}
+
+/** A distributed run measured from the coordinator; workers stay up across runs of one configuration. */
+async function distributed(server: TestNatsServer, workers: number, cases: number, perWorker: number, latencyMs: number, runs: number) {
+  const env = { BENCH_CASES: String(cases), BENCH_LATENCY_MS: String(latencyMs) };
+  const procs = startWorkers(workers, server.url, env, perWorker, 2);
+  try {
+    const outs: ScenarioOut[] = [];
+    for (let i = 0; i < runs; i++) {
+      const pids = [...procs.map((p) => p.pid!), server.pid ?? 0].filter(Boolean);
+      outs.push(await scenario(["--mode", "coordinator", "--nats", server.url, "--warmup", i === 0 ? String(Math.min(500, cases)) : "0", "--watch-pids", pids.join(",")], env));
+    }
+    const best = outs.sort((a, b) => a.seconds - b.seconds)[Math.floor(outs.length / 2)]!;
+    const workerRss = procs.map((p) => rssBytes(p.pid!) ?? 0);
+    return { out: best, workerRss };
+  } finally {
+    await stopAll(procs);
+  }
+}
+
+async function cancelLatency(server: TestNatsServer): Promise<number> {
+  const env = { BENCH_CASES: "1500", BENCH_LATENCY_MS: "600000" };
+  const procs = startWorkers(2, server.url, env, 500, 2);
+  const dir = mkdtempSync(join(tmpdir(), "evalfleet-bench-"));
+  const report = join(dir, "cancel.json");
+  const runId = `bench-cancel-${Date.now().toString(36)}`;
+  const coordinator = spawn(process.execPath, [bin, "coordinator", "run", join(root, "bench", "trivial-suite.ts"), "--nats", server.url, "--run-id", runId, "--json-output", report, "--cancel-grace", "10"], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  try {
+    const nc = await connect({ servers: server.url });
+    const jsm = await jetstreamManager(nc);
+    const until = Date.now() + 120_000;
+    for (;;) {
+      const info = await jsm.consumers.info(CASES_STREAM, runConsumer(runId)).catch(() => null);
+      if (info && info.num_ack_pending >= 1000) break;
+      if (Date.now() > until) throw new Error("cancel scenario: 1,000 cases never got in flight");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await nc.close();
+    const exited = new Promise<number | null>((r) => coordinator.once("exit", r));
+    const t0 = performance.now();
+    coordinator.kill("SIGINT");
+    const code = await exited;
+    const seconds = (performance.now() - t0) / 1000;
+    if (code !== 3 || !existsSync(report)) throw new Error(`cancel scenario: coordinator exited ${code}, report ${existsSync(report) ? "written" : "missing"}`);
+    const payload = JSON.parse(readFileSync(report, "utf8")) as { summary: { total: number } };
+    if (payload.summary.total !== 1500) throw new Error("cancel scenario: report does not hold every case");
+    return seconds;
+  } finally {
+    await stopAll([...procs, coordinator]);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+const natsBin = findNatsServerBinary();
+const natsVersion = natsBin ? spawnSync(natsBin, ["--version"], { encoding: "utf8" }).stdout.trim() : "none";
+log(`evalfleet benchmark (${quick ? "quick" : "full"}): ${availableParallelism()} cores, node ${process.version}, ${natsVersion}`);
+
+const inproc: Record<string, ScenarioOut[]> = { baseline: [], inline: [], local: [] };
+for (let i = 0; i < RUNS; i++) {
+  for (const mode of ["baseline", "inline", "local"] as const) {
+    inproc[mode]!.push(await scenario(["--mode", mode, "--concurrency", "64", "--threads", "2"], { BENCH_CASES: String(N) }));
+    log(`  ${mode} run ${i + 1}: ${inproc[mode]!.at(-1)!.cases_per_s.toFixed(0)} cases/s`);
+  }
+}
+const rate = (mode: string): number => median(inproc[mode]!.map((o) => o.cases_per_s));
+
+const server = await startNatsServer();
+let results: Record<string, unknown>;
+try {
+  const d1 = await distributed(server, 1, N, 64, 0, RUNS);
+  log(`  distributed, 1 worker: ${d1.out.cases_per_s.toFixed(0)} cases/s`);
+  const d2 = await distributed(server, 2, N, 64, 0, RUNS);
+  log(`  distributed, 2 workers: ${d2.out.cases_per_s.toFixed(0)} cases/s`);
+  const lat1000 = await distributed(server, 2, LAT_N, 500, 100, 1);
+  const ideal1000 = (LAT_N * 0.1) / 1000;
+  log(`  100 ms latency at 1,000 in flight: ${lat1000.out.seconds.toFixed(2)}s (ideal ${ideal1000.toFixed(2)}s)`);
+  const lat100 = await distributed(server, 2, LAT_N, 50, 100, 1);
+  const ideal100 = (LAT_N * 0.1) / 100;
+  log(`  100 ms latency at 100 in flight: ${lat100.out.seconds.toFixed(2)}s (ideal ${ideal100.toFixed(2)}s)`);
+  const mem = await distributed(server, 2, MEM_N, 64, 0, 1);
+  log(`  ${MEM_N} cases: coordinator heap held ${((mem.out.heap_held - mem.out.heap_before) / MEM_N).toFixed(0)} B/case`);
+  const cancel = await cancelLatency(server);
+  log(`  cancel with 1,000 in flight: ${cancel.toFixed(2)}s to the final report`);
+
+  const best = d1.out.cases_per_s >= d2.out.cases_per_s ? d1 : d2;
+  const [workerCpu, serverCpu] = splitOthers(best.out, best === d1 ? 1 : 2);
+  results = {
+    baseline_cases_per_s: rate("baseline"),
+    inline_cases_per_s: rate("inline"),
+    local_cases_per_s: rate("local"),
+    distributed_cases_per_s: best.out.cases_per_s,
+    distributed_1_worker_cases_per_s: d1.out.cases_per_s,
+    distributed_2_workers_cases_per_s: d2.out.cases_per_s,
+    latency_efficiency_1000: ideal1000 / lat1000.out.seconds,
+    latency_efficiency_100: ideal100 / lat100.out.seconds,
+    coordinator_cpu_ms_per_case: best.out.cpu_ms / best.out.cases,
+    worker_cpu_ms_per_case: workerCpu / best.out.cases,
+    nats_server_cpu_ms_per_case: serverCpu / best.out.cases,
+    coordinator_rss_bytes_per_case: Math.max(0, mem.out.rss_after - mem.out.rss_before) / MEM_N,
+    coordinator_heap_bytes_per_case: Math.max(0, mem.out.heap_after_gc - mem.out.heap_before) / MEM_N,
+    worker_rss_bytes_after_long_run: Math.max(...mem.workerRss),
+    cancel_to_report_s: cancel,
+    cases: N,
+    memory_cases: MEM_N,
+    latency_cases: LAT_N,
+    quick,
+    machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? "unknown", node: process.version, nats_server: natsVersion },
+    measured_at: new Date().toISOString(),
+  };
+} finally {
+  await server.stop();
+}
+
+function splitOthers(out: ScenarioOut, workers: number): [number, number] {
+  const w = out.others_cpu_ms.slice(0, workers).reduce((a, b) => a + b, 0);
+  const s = out.others_cpu_ms[workers] ?? 0;
+  return [w, s];
+}
+
+const r = results as Record<string, number>;
+const base = r.baseline_cases_per_s!;
+const rows: Array<[string, string, string]> = [
+  ["baseline (p-limit, direct calls)", `${r.baseline_cases_per_s!.toFixed(0)} cases/s`, "1.000x"],
+  ["runCases inline", `${r.inline_cases_per_s!.toFixed(0)} cases/s`, `${(r.inline_cases_per_s! / base).toFixed(3)}x`],
+  ["evalfleet run (local, 2 threads)", `${r.local_cases_per_s!.toFixed(0)} cases/s`, `${(r.local_cases_per_s! / base).toFixed(3)}x`],
+  ["coordinator run, 1 worker", `${r.distributed_1_worker_cases_per_s!.toFixed(0)} cases/s`, `${(r.distributed_1_worker_cases_per_s! / base).toFixed(3)}x`],
+  ["coordinator run, 2 workers", `${r.distributed_2_workers_cases_per_s!.toFixed(0)} cases/s`, `${(r.distributed_2_workers_cases_per_s! / base).toFixed(3)}x`],
+  ["latency efficiency, 1,000 in flight", r.latency_efficiency_1000!.toFixed(3), "target >= 0.85"],
+  ["latency efficiency, 100 in flight", r.latency_efficiency_100!.toFixed(3), ""],
+  ["coordinator CPU per case", `${r.coordinator_cpu_ms_per_case!.toFixed(3)} ms`, "target <= 0.3"],
+  ["worker CPU per case (all workers)", `${r.worker_cpu_ms_per_case!.toFixed(3)} ms`, ""],
+  ["nats-server CPU per case", `${r.nats_server_cpu_ms_per_case!.toFixed(3)} ms`, ""],
+  [`coordinator RSS per case (${MEM_N})`, `${r.coordinator_rss_bytes_per_case!.toFixed(0)} B`, "target <= 1024"],
+  [`coordinator heap per case held (${MEM_N})`, `${r.coordinator_heap_bytes_per_case!.toFixed(0)} B`, ""],
+  ["worker RSS after the long run", `${(r.worker_rss_bytes_after_long_run! / 2 ** 20).toFixed(0)} MiB`, ""],
+  ["SIGINT to final report, 1,000 in flight", `${r.cancel_to_report_s!.toFixed(2)} s`, "target <= 2"],
+];
+const width = Math.max(...rows.map((x) => x[0].length));
+console.log(`\n${N} trivial cases (${RUNS} run${RUNS > 1 ? "s, median" : ""}), concurrency 64; ${(results.machine as { cores: number }).cores} cores, node ${process.version}, ${natsVersion}`);
+for (const [a, b, c] of rows) console.log(`${a.padEnd(width)}  ${b.padStart(16)}  ${c}`);
+writeFileSync(join(root, "bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`);
+console.log("\nwrote bench/results.json");
+process.exit(0);
