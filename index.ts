@@ -17,10 +17,11 @@ export {
   type RequestedToolCall,
 } from "./shared/agent.ts";
 export { Score, ScoreRangeError, type Scorer, type ScoreData } from "./shared/score.ts";
-export type { JudgeModel, JudgeRequest, JudgeSchemaName } from "./shared/judge-model.ts";
+export type { JudgeModel, JudgeRequest, JudgeSchemaName, JudgeCallOptions, JudgeUsage } from "./shared/judge-model.ts";
 export { CaseResult, SuiteResult, type CaseResultJSON, type SuiteResultJSON, type ReliabilityDetails } from "./shared/result.ts";
 export { defineSuite, loadSuite, suiteFingerprint, type LoadedSuite, type SuiteDefinition } from "./shared/suite.ts";
-export { EvalfleetError, CaseValidationError, SuiteLoadError, ErrorCode } from "./shared/errors.ts";
+export { EvalfleetError, CaseValidationError, SuiteLoadError, ConfigError, ModelCallError, ErrorCode } from "./shared/errors.ts";
+export type { McpClientLike } from "./shared/mcp-client.ts";
 export { createLogger } from "./shared/logger.ts";
 export { runCase, DEFAULT_TIMEOUT_SECONDS } from "./worker/lifecycle.ts";
 export { evaluateReliability } from "./worker/checks/reliability.ts";
@@ -31,3 +32,25 @@ export { selectCases, type Selector } from "./coordinator/select.ts";
 export { exitCodeFor, ExitCode } from "./coordinator/exit-code.ts";
 export { toJUnitXml } from "./coordinator/report/junit.ts";
 export { cli, type CliOptions } from "./coordinator/cli.ts";
+// Real models: judges, the built-in agent, framework adapters, MCP, AgentAsJudgeEval.
+export { openAIJudge, OpenAIJudge, type OpenAIJudgeOptions, type StructuredOutputMode, type JudgeUsageTotals } from "./worker/models/openai-judge.ts";
+export type { OpenAIConnectionOptions } from "./worker/models/openai-chat.ts";
+export type { RetryPolicy } from "./worker/models/retry.ts";
+export { aiSdkJudge, AiSdkJudge, type AiSdkJudgeOptions } from "./worker/models/ai-sdk-judge.ts";
+export { defaultJudgeModel, DEFAULT_JUDGE_MODEL } from "./worker/models/default-judge.ts";
+export { agentAsJudgeModel } from "./worker/models/agent-judge.ts";
+export { openAIAgent, OpenAIAgent, type OpenAIAgentOptions } from "./worker/models/openai-agent.ts";
+export { defineTool, type Tool, type Toolkit, type ToolContext, type ToolDefinition } from "./worker/models/tool.ts";
+export { openAITeam, OpenAITeam, DELEGATE_TOOL_NAME, type OpenAITeamOptions, type TeamMember } from "./worker/adapters/team.ts";
+export { wrapAiSdk, AiSdkAgent, type AiSdkCall, type WrapAiSdkOptions } from "./worker/adapters/ai-sdk.ts";
+export { wrapOpenAIAgent, OpenAIAgentsAdapter, type WrapOpenAIAgentOptions } from "./worker/adapters/openai-agents.ts";
+export { withPostHooks, PostHookedAgent, type PostHook, type PostHookLike, type PostHookRun } from "./worker/adapters/post-hooks.ts";
+export { mcpToolkit, McpToolkit, type McpToolkitOptions } from "./worker/adapters/mcp-toolkit.ts";
+export {
+  AgentAsJudgeEval,
+  AgentAsJudgeResult,
+  type AgentAsJudgeEvalOptions,
+  type AgentAsJudgeEvaluation,
+  type AgentAsJudgeFailure,
+  type AgentAsJudgeRunArgs,
+} from "./coordinator/agent-as-judge.ts";

@@ -10,8 +10,11 @@ import { assertRunId } from "../shared/subjects.ts";
 import { WorkerService } from "../worker/service.ts";
 import { readManifest, readRunState, requestCancel, resumeDistributed, runDistributed, type DistributedRunOptions } from "./nats-dispatch.ts";
 import { runStatus, type RunStatus } from "./run-status.ts";
+import { booleanFromEnvironment, leaveRunOnSigterm, runIdFromEnvironment } from "./job-env.ts";
+import { QueueMetricsService } from "./queue-metrics.ts";
 import { createLogger, type Logger } from "../shared/logger.ts";
 import { captureDuringLoad, loadSuite, type LoadedSuite } from "../shared/suite.ts";
+import type { McpClientLike } from "../shared/mcp-client.ts";
 import { DEFAULT_TIMEOUT_SECONDS } from "../worker/lifecycle.ts";
 import { DEFAULT_GRACE_SECONDS } from "../worker/pool.ts";
 import type { SuiteHooks } from "./engine.ts";
@@ -47,6 +50,8 @@ export interface CliOptions extends CliIO {
   /** The default per-case timeout behind `--timeout`, in seconds. Default 120. */
   defaultTimeout?: number;
   judgeModel?: JudgeModel | null;
+  /** MCP clients the cases' agents use (Agno's `mcp_tools=`): connected before the first case, closed at the end; none when listing or nothing is selected. */
+  mcpClients?: readonly McpClientLike[] | null;
 }
 
 /** Flags common to `evalfleet run`, `evalfleet list` and `cli()`. */
@@ -81,7 +86,7 @@ export async function cli(cases: readonly Case[], options: CliOptions = {}): Pro
   program.addOption(new Option("--concurrency <n>", "Cases in flight at once (inline, in this thread)").argParser(parseWhole("--concurrency", 1)).default(1));
   let code: number = ExitCode.Usage;
   program.action(async (flags: RunFlags) => {
-    const suite = { name: "evals", path: "", cases, judgeModel: options.judgeModel ?? null, defaultTimeout: options.defaultTimeout ?? null, fingerprint: "" } as LoadedSuite;
+    const suite = { name: "evals", path: "", cases, judgeModel: options.judgeModel ?? null, defaultTimeout: options.defaultTimeout ?? null, mcpClients: options.mcpClients ?? [], fingerprint: "" } as LoadedSuite;
     code = await executeRun(suite, flags, io, inlineRunner(suite, flags));
   });
   return parseAndRun(program, options.argv ?? process.argv.slice(2), io, () => code);
@@ -117,6 +122,7 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
   });
 
   addDistributedCommands(program, out, (c) => (code = c));
+  addQueueMetricsCommand(program, out, (c) => (code = c));
 
   return parseAndRun(program, argv, out, () => code);
 }
@@ -223,7 +229,15 @@ async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, r
   let result: SuiteResult;
   let incomplete: string | null = null;
   try {
-    const ran = await runner({ hooks: reporter.hooks(), selector, signal: controller.signal, defaultTimeout, logger, note: (line) => reporter.note(safeText(line)) });
+    const ran = await runner({
+      hooks: reporter.hooks(),
+      selector,
+      signal: controller.signal,
+      defaultTimeout,
+      logger,
+      note: (line) => reporter.note(safeText(line)),
+      status: (text) => reporter.status(text),
+    });
     result = ran.suite;
     incomplete = ran.incomplete ?? null;
   } finally {
@@ -251,6 +265,8 @@ interface RunnerContext {
   logger: Logger;
   /** A one-line note above the progress display. */
   note: (line: string) => void;
+  /** Extra text in the live display. */
+  status: (text: string) => void;
 }
 
 /** Runs the selected cases one way or another (inline, thread pool, NATS). */
@@ -267,8 +283,20 @@ function inlineRunner(suite: LoadedSuite, flags: RunFlags): Runner {
       defaultTimeout: ctx.defaultTimeout,
       judgeModel: suite.judgeModel,
       concurrency: flags.concurrency ?? 1,
+      mcpClients: suite.mcpClients,
+      onWarning: warnOnce(ctx.note),
     }),
   });
+}
+
+/** Prints each distinct warning once (every worker thread reports the same failed MCP connection). */
+function warnOnce(note: (line: string) => void): (message: string) => void {
+  const seen = new Set<string>();
+  return (message) => {
+    if (seen.has(message)) return;
+    seen.add(message);
+    note(`warning: ${message}`);
+  };
 }
 
 function poolRunner(suite: LoadedSuite, flags: RunFlags): Runner {
@@ -285,6 +313,7 @@ function poolRunner(suite: LoadedSuite, flags: RunFlags): Runner {
       graceSeconds: flags.grace,
       threadMemoryMb: flags.threadMemory ?? null,
       logLevel: flags.logLevel,
+      onWarning: warnOnce(ctx.note),
     }),
   });
 }
@@ -383,6 +412,10 @@ interface CoordinatorFlags extends RunFlags, NatsCliFlags {
   ackWait: number;
   cancelGrace: number;
   brokerTimeout: number;
+  /** `coordinator run` only: resume the run when its id already exists (a replaced Job pod). */
+  resumeExisting?: boolean;
+  /** `coordinator run` only: what SIGTERM does. */
+  onSigterm?: "cancel" | "leave";
 }
 
 interface WorkerFlags extends NatsCliFlags {
@@ -393,10 +426,13 @@ interface WorkerFlags extends NatsCliFlags {
   grace: number;
   drain: number;
   threadMemory?: number;
+  httpPort?: number;
+  httpHost: string;
 }
 
 function distributedRunner(suite: LoadedSuite, flags: CoordinatorFlags, io: ResolvedIO, resumeRunId: string | null): Runner {
   return async (ctx) => {
+    let announced: string | null = null;
     const options: DistributedRunOptions = {
       ...ctx.hooks,
       ...ctx.selector,
@@ -412,10 +448,24 @@ function distributedRunner(suite: LoadedSuite, flags: CoordinatorFlags, io: Reso
       forwardEvents: Boolean(flags.verbose),
       signal: ctx.signal,
       logger: ctx.logger,
-      onRunId: (id) => io.stdout.write(`run id: ${id}\n`),
+      onRunId: (id) => {
+        // A run resumed after `--resume-existing` found its id taken is announced once.
+        if (announced === id) return;
+        announced = id;
+        io.stdout.write(`run id: ${id}\n`);
+      },
       onNote: ctx.note,
+      onWorkers: (busy, joined) => ctx.status(`workers ${busy.size} busy of ${joined}${busy.size ? ` (${[...busy].map(([w, n]) => `${w}: ${n}`).slice(0, 4).join(", ")}${busy.size > 4 ? ", ..." : ""})` : ""}`),
     };
-    const outcome = resumeRunId ? await resumeDistributed(suite, resumeRunId, options) : await runDistributed(suite, options);
+    const outcome = resumeRunId
+      ? await resumeDistributed(suite, resumeRunId, options)
+      : await runDistributed(suite, options).catch((err: unknown) => {
+          if (flags.resumeExisting && options.runId && err instanceof EvalfleetError && err.code === ErrorCode.RunExists) {
+            ctx.note(`run ${options.runId} exists: resuming it (--resume-existing)`);
+            return resumeDistributed(suite, options.runId, options);
+          }
+          throw err;
+        });
     return { suite: outcome.suite, incomplete: outcome.incomplete };
   };
 }
@@ -429,9 +479,23 @@ function addDistributedCommands(program: Command, io: ResolvedIO, setCode: (code
     .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
   addSelectionAndReportFlags(run, DEFAULT_TIMEOUT_SECONDS);
   addCoordinatorFlags(run);
-  run.option("--run-id <id>", "run id (default: a new unique id, printed first)");
+  run.option("--run-id <id>", "run id (default $EVALFLEET_RUN_ID, else <$EVALFLEET_RUN_PREFIX>-<trailing number of $EVALFLEET_JOB_NAME>, else a new unique id; printed first)");
+  run.option("--resume-existing", "when the run id already exists, resume that run instead of failing (a replaced Kubernetes Job pod; default $EVALFLEET_RESUME_EXISTING)");
+  run.addOption(
+    new Option("--on-sigterm <action>", "SIGTERM cancels the run, or leaves it for a replacement to resume (exit 143)").choices(["cancel", "leave"]).env("EVALFLEET_ON_SIGTERM").default("cancel"),
+  );
   run.action(async (suitePath: string | undefined, flags: CoordinatorFlags) => {
-    setCode(await withSuite(suitePath, io, (suite) => executeRun(suite, flags, io, distributedRunner(suite, flags, io, null))));
+    const job: CoordinatorFlags = {
+      ...flags,
+      runId: flags.runId ?? runIdFromEnvironment() ?? undefined,
+      resumeExisting: flags.resumeExisting || booleanFromEnvironment("EVALFLEET_RESUME_EXISTING"),
+    };
+    const stopLeaving = job.onSigterm === "leave" && io.handleSignals ? leaveRunOnSigterm((line) => io.stdout.write(`${safeText(line)}\n`), () => job.runId ?? null) : () => undefined;
+    try {
+      setCode(await withSuite(suitePath, io, (suite) => executeRun(suite, job, io, distributedRunner(suite, job, io, null))));
+    } finally {
+      stopLeaving();
+    }
   });
 
   const resume = coordinator
@@ -488,20 +552,23 @@ function addDistributedCommands(program: Command, io: ResolvedIO, setCode: (code
   worker
     .addOption(new Option("--threads <n>", "worker threads (default min(CPUs, concurrency))").argParser(parseWhole("--threads", 1)))
     .addOption(new Option("--concurrency <n>", "cases in flight in this process").argParser(parseWhole("--concurrency", 1)).default(4))
-    .option("--run <id>", "serve only this run and exit 0 when it is finished (Kubernetes Jobs); default: every run of this suite, forever")
+    .option("--run <id>", "serve only this run and exit 0 when it is finished (Kubernetes Jobs); default $EVALFLEET_RUN_ID or the run id derived from $EVALFLEET_JOB_NAME, else every run of this suite, forever")
     .addOption(new Option("--exit-when-idle <seconds>", "exit 0 after this long without a case").argParser(parseSeconds("--exit-when-idle")))
     .addOption(new Option("--grace <seconds>", "seconds past a case deadline before a stuck thread is terminated").argParser(parseSeconds("--grace")).default(DEFAULT_GRACE_SECONDS))
     .addOption(new Option("--drain <seconds>", "on SIGTERM, seconds in-flight cases get to finish before they are handed back").argParser(parseSeconds("--drain")).default(20))
     .addOption(new Option("--thread-memory <mb>", "per-thread heap limit in MB").argParser(parseWhole("--thread-memory", 16)))
     .addOption(new Option("--log-level <level>", "structured log level on stderr").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"));
+  addHttpFlags(worker, "serve /healthz, /readyz and /metrics on this port");
   worker.action(async (suitePath: string | undefined, flags: WorkerFlags) => {
     setCode(
       await withSuite(suitePath, io, async (suite) => {
         const logger = createLogger({ level: flags.logLevel, name: "evalfleet.worker" });
+        const runId = flags.run ? assertRunId(flags.run) : runIdFromEnvironment(); 
         const service = new WorkerService({
           suite,
           nats: natsSettingsFrom(flags),
-          runId: flags.run ? assertRunId(flags.run) : null,
+          runId,
+          http: flags.httpPort === undefined ? null : { port: flags.httpPort, host: flags.httpHost },
           threads: flags.threads,
           concurrency: flags.concurrency,
           graceSeconds: flags.grace,
@@ -520,11 +587,50 @@ function addDistributedCommands(program: Command, io: ResolvedIO, setCode: (code
           process.on("SIGINT", onSignal);
         }
         try {
-          logger.info({ suite: suite.path, fingerprint: suite.fingerprint.slice(0, 12), run: flags.run ?? "every run of this suite" }, "worker starting");
+          logger.info({ suite: suite.path, fingerprint: suite.fingerprint.slice(0, 12), run: runId ?? "every run of this suite" }, "worker starting");
           const exit = await service.run();
           logger.info({ code: exit.code, reason: exit.reason }, "worker stopped");
           if (exit.code !== 0) io.stderr.write(`worker: ${safeText(exit.reason)}\n`);
           return exit.code;
+        } finally {
+          process.off("SIGTERM", onSignal);
+          process.off("SIGINT", onSignal);
+        }
+      }),
+    );
+  });
+}
+
+/** `--http-port` / `--http-host`, with environment fallbacks (`EVALFLEET_HTTP_PORT`, `EVALFLEET_HTTP_HOST`). */
+function addHttpFlags(cmd: Command, what: string): void {
+  cmd
+    .addOption(new Option("--http-port <port>", `${what} (0 picks a free port); default: no HTTP endpoint`).argParser(parseWhole("--http-port", 0)).env("EVALFLEET_HTTP_PORT"))
+    .addOption(new Option("--http-host <host>", "interface the HTTP endpoint binds").env("EVALFLEET_HTTP_HOST").default("0.0.0.0"));
+}
+
+/** `evalfleet queue-metrics`: the queue depth of a suite's runs for autoscalers (KEDA metrics-api, Prometheus). */
+function addQueueMetricsCommand(program: Command, io: ResolvedIO, setCode: (code: number) => void): void {
+  const cmd = program
+    .command("queue-metrics")
+    .description("Serve how many cases of this suite's runs are queued and in flight, for autoscalers: /queue (JSON), /metrics (Prometheus)")
+    .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
+  addNatsFlags(cmd);
+  cmd.addOption(new Option("--log-level <level>", "structured log level on stderr").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"));
+  addHttpFlags(cmd, "serve /queue, /metrics, /healthz and /readyz on this port");
+  cmd.action(async (suitePath: string | undefined, flags: NatsCliFlags & { httpPort?: number; httpHost: string }) => {
+    setCode(
+      await withSuite(suitePath, io, async (suite) => {
+        if (flags.httpPort === undefined) throw new EvalfleetError(ErrorCode.Usage, "queue-metrics needs --http-port (or EVALFLEET_HTTP_PORT)", { field: "httpPort" });
+        const logger = createLogger({ level: flags.logLevel, name: "evalfleet.queue-metrics" });
+        const service = new QueueMetricsService({ suite, nats: natsSettingsFrom(flags), http: { port: flags.httpPort, host: flags.httpHost }, logger });
+        const onSignal = (): void => service.stop();
+        if (io.handleSignals) {
+          process.on("SIGTERM", onSignal);
+          process.on("SIGINT", onSignal);
+        }
+        try {
+          await service.run();
+          return ExitCode.Ok;
         } finally {
           process.off("SIGTERM", onSignal);
           process.off("SIGINT", onSignal);

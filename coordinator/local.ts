@@ -22,6 +22,8 @@ export interface LocalRunOptions extends EngineOptions, Selector {
   /** Level of the threads' loggers. Default `"warn"`. */
   logLevel?: string;
   logger?: Logger;
+  /** Told each warning a thread reports (a failed MCP connection: once per thread). Default: logged. */
+  onWarning?: ((message: string) => void) | null;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function runSuiteLocal(suite: LoadedSuite, options: LocalRunOptions
     threadMemoryMb: options.threadMemoryMb ?? null,
     logLevel: options.logLevel,
     logger: options.logger,
+    onWarning: options.onWarning ?? null,
   });
   try {
     return await runSelected(

@@ -29,8 +29,14 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(", ")}`);
   process.exit(1);
 }
+// Tests talk to scripted model servers on loopback only: a real key or endpoint in the developer's
+// environment must not turn a "no judge configured" test into a paid call to a real provider.
+const env = { ...process.env };
+for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "EVALFLEET_JUDGE_MODEL", "EVALFLEET_AGENT_MODEL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"]) delete env[name];
+env.OPENAI_AGENTS_DISABLE_TRACING = "1";
 const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=120000", ...files], {
   cwd: root,
   stdio: "inherit",
+  env,
 });
 process.exit(result.status ?? 1);

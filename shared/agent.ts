@@ -91,6 +91,11 @@ export interface RunContext {
   signal: AbortSignal;
   /** `eval-<case name>-<8 hex>`: a fresh session per case keeps eval traffic out of real history. */
   sessionId: string;
+  /**
+   * The case deadline (epoch milliseconds), when the runner knows it: a client that retries can
+   * give up at once when a server's Retry-After would end past it. `signal` fires at it anyway.
+   */
+  deadline?: number;
 }
 
 /** The agent under test. */

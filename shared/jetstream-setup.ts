@@ -30,7 +30,10 @@ export interface Broker {
 
 /** Options of {@link openBroker}. */
 export interface BrokerOptions {
-  /** Stream replicas (3 in a production cluster). Default 1. */
+  /**
+   * Replicas of the streams and the bucket when this call creates them (3 on a 3-node cluster);
+   * existing ones keep theirs. Default `$EVALFLEET_STREAM_REPLICAS`, else 1.
+   */
   replicas?: number;
   /** Days results are kept. Default 14. */
   resultRetentionDays?: number;
@@ -41,7 +44,7 @@ const DAY_MS = 24 * HOUR_MS;
 
 /** Binds (creating where missing) the cases and results streams and the runs bucket. */
 export async function openBroker(nc: NatsConnection, options: BrokerOptions = {}): Promise<Broker> {
-  const replicas = options.replicas ?? 1;
+  const replicas = options.replicas ?? streamReplicasFromEnvironment();
   let jsm: JetStreamManager;
   try {
     jsm = await jetstreamManager(nc, { timeout: 10_000 });
@@ -75,6 +78,15 @@ export async function openBroker(nc: NatsConnection, options: BrokerOptions = {}
     throw new EvalfleetError(ErrorCode.BrokerConfig, `cannot open the KV bucket ${RUNS_BUCKET}: ${errorMessage(err)}`);
   }
   return { nc, js, jsm, kv };
+}
+
+/** `EVALFLEET_STREAM_REPLICAS` (1-5, JetStream's range), or 1 when unset. */
+export function streamReplicasFromEnvironment(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.EVALFLEET_STREAM_REPLICAS?.trim();
+  if (!raw) return 1;
+  const n = Number(raw);
+  if (!/^[1-5]$/.test(raw)) throw new EvalfleetError(ErrorCode.Usage, `EVALFLEET_STREAM_REPLICAS must be 1 to 5, got '${env.EVALFLEET_STREAM_REPLICAS}'`, { field: "EVALFLEET_STREAM_REPLICAS" });
+  return n;
 }
 
 async function ensureStream(jsm: JetStreamManager, wanted: Partial<StreamConfig> & { name: string; subjects: string[]; retention: RetentionPolicy }): Promise<void> {

@@ -19,9 +19,29 @@ export interface JudgeRequest {
   jsonSchema: Record<string, unknown>;
 }
 
+/** Token usage of one judge call (what {@link JudgeCallOptions.onUsage} receives). */
+export interface JudgeUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+}
+
+/** What the caller hands to {@link JudgeModel.judge} besides the request. */
+export interface JudgeCallOptions {
+  /** Fires at the case deadline or on cancellation: pass it to the HTTP client. */
+  signal: AbortSignal;
+  /**
+   * The case deadline (epoch milliseconds), when there is one: a client that retries can give up
+   * at once when the wait a server asks for (Retry-After) would end past it.
+   */
+  deadline?: number;
+  /** Told the token usage of each model call the judge makes. */
+  onUsage?: (usage: JudgeUsage) => void;
+}
+
 /** What a judge model returns: the parsed answer, or raw text holding JSON. */
 export interface JudgeModel {
   /** Shown in reports and logs. */
   id?: string | null;
-  judge(request: JudgeRequest, options: { signal: AbortSignal }): Promise<unknown>;
+  judge(request: JudgeRequest, options: JudgeCallOptions): Promise<unknown>;
 }

@@ -4,6 +4,7 @@ import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Case } from "./case.ts";
 import type { JudgeModel } from "./judge-model.ts";
+import { isMcpClientLike, type McpClientLike } from "./mcp-client.ts";
 import { ErrorCode, SuiteLoadError, errorMessage, errorName } from "./errors.ts";
 import { pyRepr } from "./py-format.ts";
 
@@ -24,6 +25,12 @@ export interface SuiteDefinitionOptions {
   judgeModel?: JudgeModel | null;
   /** Per-case timeout in seconds for cases that set none (after the command line's `--timeout`). */
   defaultTimeout?: number | null;
+  /**
+   * MCP clients the suite's agents use (objects with `connect()` and `close()`, e.g. `mcpToolkit`):
+   * connected once per worker thread before its first case, closed when the thread or run ends.
+   * A client already connected stays its owner's. Default none.
+   */
+  mcpClients?: readonly McpClientLike[] | null;
 }
 
 /** A suite as a module exports it. */
@@ -44,6 +51,8 @@ export interface LoadedSuite {
   cases: readonly Case[];
   judgeModel: JudgeModel | null;
   defaultTimeout: number | null;
+  /** The MCP clients the suite declares (empty when none). */
+  mcpClients: readonly McpClientLike[];
   /** sha256 over the ordered case names and their serialisable settings. */
   fingerprint: string;
 }
@@ -53,18 +62,23 @@ interface LoadCapture {
   cases?: readonly Case[];
   judgeModel?: JudgeModel | null;
   defaultTimeout?: number | null;
+  mcpClients?: readonly McpClientLike[] | null;
 }
 
 /**
  * Called by `cli()`: when a suite file is being loaded by evalfleet (a thread importing it, or
  * `evalfleet run`), records the cases and returns true, so the script does not run itself again.
  */
-export function captureDuringLoad(cases: readonly Case[], options: { judgeModel?: JudgeModel | null; defaultTimeout?: number | null }): boolean {
+export function captureDuringLoad(
+  cases: readonly Case[],
+  options: { judgeModel?: JudgeModel | null; defaultTimeout?: number | null; mcpClients?: readonly McpClientLike[] | null },
+): boolean {
   const capture = (globalThis as Record<symbol, LoadCapture | undefined>)[LOADING];
   if (!capture) return false;
   capture.cases = cases;
   capture.judgeModel = options.judgeModel ?? null;
   capture.defaultTimeout = options.defaultTimeout ?? null;
+  capture.mcpClients = options.mcpClients ?? null;
   return true;
 }
 
@@ -121,7 +135,7 @@ function validateSuiteModule(file: string, path: string, mod: Record<string, unk
     def = { cases: mod.cases as Case[] };
     source = "the `cases` export";
   } else if (capture.cases) {
-    def = { cases: capture.cases, judgeModel: capture.judgeModel, defaultTimeout: capture.defaultTimeout };
+    def = { cases: capture.cases, judgeModel: capture.judgeModel, defaultTimeout: capture.defaultTimeout, mcpClients: capture.mcpClients };
     source = "the cli(...) call";
   } else if (exported !== undefined) {
     problems.push(
@@ -151,6 +165,13 @@ function validateSuiteModule(file: string, path: string, mod: Record<string, unk
     if (def.defaultTimeout !== undefined && def.defaultTimeout !== null && !(typeof def.defaultTimeout === "number" && def.defaultTimeout >= 0)) {
       problems.push(`defaultTimeout must be a number of seconds >= 0, got ${pyRepr(def.defaultTimeout)}`);
     }
+    const mcp = def.mcpClients;
+    if (mcp !== undefined && mcp !== null) {
+      if (!Array.isArray(mcp)) problems.push(`mcpClients must be a list of MCP clients, got ${describeValue(mcp)}`);
+      else mcp.forEach((m, i) => {
+        if (!isMcpClientLike(m)) problems.push(`mcpClients[${i}] is ${describeValue(m)}, not an MCP client (an object with connect() and close(), e.g. mcpToolkit({...}))`);
+      });
+    }
   }
   if (problems.length > 0) throw new SuiteLoadError(ErrorCode.SuiteInvalid, file, problems);
   return {
@@ -159,6 +180,7 @@ function validateSuiteModule(file: string, path: string, mod: Record<string, unk
     cases,
     judgeModel: def!.judgeModel ?? null,
     defaultTimeout: def!.defaultTimeout ?? null,
+    mcpClients: [...(def!.mcpClients ?? [])],
     fingerprint: suiteFingerprint(cases),
   };
 }
@@ -202,6 +224,8 @@ function describeImportFailure(err: unknown): string {
     return 'cannot load a .ts suite from a package without "type": "module": rename it to .mts or add "type": "module" to its package.json';
   }
   const message = errorMessage(err);
+  // A suite that checks its own configuration (a missing API key) has already said what to do.
+  if (code === ErrorCode.ConfigMissing || code === ErrorCode.ConfigInvalid) return message.split("\n")[0]!;
   // esbuild (through tsx) reports "Transform failed with 1 error:\n<file>:<line>:<col>: ERROR: <text>".
   const esbuild = /Transform failed with \d+ errors?:\s*\n?(.*?:\d+:\d+: ERROR: [^\n]*)/.exec(message);
   if (esbuild?.[1]) return `syntax error: ${esbuild[1].replace(/^.*?([^/\\]+:\d+:\d+: )/, "$1")}`;

@@ -78,6 +78,11 @@ export const ThreadTaskSchema = z.object({
   /** Forward streamed events to the main thread (only when a hook wants them). */
   forwardEvents: z.boolean(),
   logLevel: z.string(),
+  /**
+   * Name of the pool's BroadcastChannel: the thread listens on it for {@link ThreadBroadcastSchema}
+   * (close the MCP clients it opened, before the pool is destroyed). Absent: nothing to listen to.
+   */
+  controlChannel: z.string().min(1).optional(),
 });
 export type ThreadTask = z.infer<typeof ThreadTaskSchema>;
 
@@ -100,14 +105,38 @@ export const ThreadMessageSchema = z.discriminatedUnion("kind", [
 ]);
 export type ThreadMessage = z.infer<typeof ThreadMessageSchema>;
 
+/** Main thread -> every worker thread of a pool, on its BroadcastChannel: close what you opened. */
+export const ThreadBroadcastSchema = z.object({ kind: z.literal("close-resources") });
+export type ThreadBroadcast = z.infer<typeof ThreadBroadcastSchema>;
+
+/** Worker thread -> main thread, on the same BroadcastChannel: done closing. */
+export const ThreadBroadcastReplySchema = z.object({
+  kind: z.literal("resources-closed"),
+  threadId: z.number().int(),
+  closed: z.number().int().nonnegative(),
+  errors: z.array(z.string()),
+});
+export type ThreadBroadcastReply = z.infer<typeof ThreadBroadcastReplySchema>;
+
 /** Main thread -> worker thread, on the task's port. */
 export const ThreadControlSchema = z.object({ kind: z.literal("cancel") });
 export type ThreadControl = z.infer<typeof ThreadControlSchema>;
 
+/**
+ * What a reply may carry besides its outcome. They ride on the reply, not on the port, because
+ * the reply is the one message sure to arrive before the main side moves on.
+ */
+const ThreadReplyExtras = {
+  /** The thread holds resources (`opened` MCP clients it connected) to close before the pool is destroyed. */
+  resources: z.object({ threadId: z.number().int(), opened: z.number().int().nonnegative() }).optional(),
+  /** Warnings for the person running the suite (a failed MCP connection), one line each. */
+  warnings: z.array(z.string()).optional(),
+};
+
 /** What a thread's task resolves to: a result, or a failure to even start the case. */
 export const ThreadReplySchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("result"), result: CaseResultDataSchema }),
-  z.object({ kind: z.literal("error"), error: ErrorInfoSchema }),
+  z.object({ kind: z.literal("result"), result: CaseResultDataSchema, ...ThreadReplyExtras }),
+  z.object({ kind: z.literal("error"), error: ErrorInfoSchema, ...ThreadReplyExtras }),
 ]);
 export type ThreadReply = z.infer<typeof ThreadReplySchema>;
 

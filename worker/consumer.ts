@@ -27,6 +27,7 @@ import {
 } from "../shared/wire.ts";
 import { CaseResult } from "../shared/result.ts";
 import { resultShell } from "./lifecycle.ts";
+import type { CaseMetricsSink } from "./metrics.ts";
 import type { CasePool } from "./pool.ts";
 import type { Slots } from "./slots.ts";
 import { resultToWire } from "./thread.ts";
@@ -61,6 +62,8 @@ export interface RunServerDeps {
   stopping: AbortSignal;
   /** Fires when the drain grace is over: in-flight cases are aborted and handed back. */
   abort: AbortSignal;
+  /** Told of every case received, finished and handed back (the worker's Prometheus metrics). */
+  metrics?: CaseMetricsSink | null;
 }
 
 /** How long one pull waits for cases, in ms. */
@@ -159,6 +162,7 @@ export class RunServer {
         const batch = await consumer.fetch({ max_messages: reserved, expires: PULL_EXPIRES_MS });
         for await (const m of batch) {
           got++;
+          this.#deps.metrics?.caseReceived(m.info.deliveryCount);
           if (stopping.aborted) {
             // A pull that was already waiting at shutdown got a case: it is not started, only handed back.
             slots.give();
@@ -277,6 +281,7 @@ export class RunServer {
     }
     if (outcome.crashed && attempt < this.#manifest.maxAttempts) {
       log.warn({ attempt, cause: outcome.crashed }, "the case's thread crashed; handing the case back for redelivery");
+      this.#deps.metrics?.caseHandedBack("thread_crash");
       m.nak(1000);
       return;
     }
@@ -287,9 +292,11 @@ export class RunServer {
       await this.#publishResult(result);
       // A lost ack only means a redelivery, which finds the result above and acks again.
       m.ack();
+      this.#deps.metrics?.caseFinished(result);
     } catch (err) {
       // Without a published result the case must come back: leave it unacked (or hand it back now).
       log.error({ err: errorMessage(err) }, "could not publish a result; handing the case back");
+      this.#deps.metrics?.caseHandedBack("publish_failed");
       m.nak(1000);
     }
   }
@@ -309,6 +316,7 @@ export class RunServer {
         clearInterval(lease);
       }
     }
+    this.#deps.metrics?.caseHandedBack("shutdown");
     m.nak(0);
   }
 

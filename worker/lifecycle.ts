@@ -10,6 +10,7 @@ import { contentAsString, toolsCalled } from "./evidence.ts";
 import { buildJudgeRequest, runJudge } from "./checks/judge.ts";
 import { evaluateReliability } from "./checks/reliability.ts";
 import { runScorer } from "./checks/scorer.ts";
+import { defaultJudgeModel } from "./models/default-judge.ts";
 
 /**
  * One case, start to finish (spec sections C to J and L):
@@ -41,7 +42,7 @@ export interface CaseObserver {
 export interface RunCaseOptions {
   /** Timeout in seconds when the case sets none. Default {@link DEFAULT_TIMEOUT_SECONDS}. */
   defaultTimeout?: number;
-  /** The runner's (or suite's) judge model; the case's own wins. */
+  /** The runner's (or suite's) judge model; the case's own wins; without either, the default judge from the environment (`defaultJudgeModel`). */
   judgeModel?: JudgeModel | null;
   /** Cancels the case (suite cancellation): the run is aborted, teardown still runs. */
   signal?: AbortSignal;
@@ -131,10 +132,11 @@ async function runUnderTimeout(c: Case, result: CaseResult, options: RunCaseOpti
   if (suiteSignal?.aborted) settle("cancelled");
   else suiteSignal?.addEventListener("abort", onSuiteAbort, { once: true });
 
-  options.observer?.onPhase?.("run", { deadline: Date.now() + timeoutMs }, result);
+  const deadline = Date.now() + timeoutMs;
+  options.observer?.onPhase?.("run", { deadline }, result);
   // A suite cancelled during setup must not start the agent: its run could already cost money.
   if (!suiteSignal?.aborted) {
-    runBody(c, result, scope, controller.signal, options).then(
+    runBody(c, result, scope, controller.signal, options, deadline).then(
       () => settle("done"),
       (err: unknown) => {
         if (scope.open) result.addError(`internal: ${describeError(err)}`);
@@ -156,7 +158,7 @@ async function runUnderTimeout(c: Case, result: CaseResult, options: RunCaseOpti
   }
 }
 
-async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: AbortSignal, options: RunCaseOptions): Promise<void> {
+async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: AbortSignal, options: RunCaseOptions, deadline: number): Promise<void> {
   const label = c.label;
   const observer = options.observer;
   const commit = (apply: () => void): void => {
@@ -170,7 +172,7 @@ async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: Ab
   let captured: RunOutput | null = null;
   let hookOk = Boolean(options.onRunEvent);
   try {
-    const ret = c.component.run(c.input, { signal, sessionId: result.sessionId });
+    const ret = c.component.run(c.input, { signal, sessionId: result.sessionId, deadline });
     if (isAsyncIterable(ret)) {
       for await (const event of ret as AsyncIterable<RunEvent>) {
         if (!scope.open) break;
@@ -209,7 +211,7 @@ async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: Ab
     return;
   }
 
-  if (c.criteria) await judgeCheck(c, result, captured, signal, options, commit, record);
+  if (c.criteria) await judgeCheck(c, result, captured, signal, deadline, options, commit, record);
   if (!scope.open) return;
   if (c.expectedToolCalls && c.expectedToolCalls.length > 0) {
     try {
@@ -241,19 +243,22 @@ async function judgeCheck(
   result: CaseResult,
   output: RunOutput,
   signal: AbortSignal,
+  deadline: number,
   options: RunCaseOptions,
   commit: (apply: () => void) => void,
   record: (message: string) => void,
 ): Promise<void> {
-  const model = c.judgeModel || options.judgeModel || null;
-  if (!model) {
-    record(NO_JUDGE_MODEL_ERROR);
-    return;
-  }
   let outcome: Awaited<ReturnType<typeof runJudge>>;
   try {
+    // Resolution order: the case's judge, the suite's or runner's, then the default from the
+    // environment (none without OPENAI_API_KEY). A malformed environment is a judge error.
+    const model = c.judgeModel || options.judgeModel || defaultJudgeModel();
+    if (!model) {
+      record(NO_JUDGE_MODEL_ERROR);
+      return;
+    }
     const request = buildJudgeRequest({ criteria: c.criteria!, mode: c.judgeMode, input: c.input, output: result.output ?? contentAsString(output.content) });
-    outcome = await runJudge(model, request, c.judgeMode, c.judgeThreshold, signal);
+    outcome = await runJudge(model, request, c.judgeMode, c.judgeThreshold, signal, { deadline });
   } catch (err) {
     record(`judge: ${describeError(err)}`);
     return;

@@ -1,10 +1,11 @@
-import { MessageChannel } from "node:worker_threads";
+import { randomUUID } from "node:crypto";
+import { BroadcastChannel, MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { CaseResult } from "../shared/result.ts";
 import { ErrorCode, errorMessage, type ErrorInfo } from "../shared/errors.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { round3 } from "../shared/py-format.ts";
-import { THREAD_PROTOCOL, ThreadMessageSchema, ThreadReplySchema, type CaseCommit, type ThreadTask } from "../shared/wire.ts";
+import { THREAD_PROTOCOL, ThreadBroadcastReplySchema, ThreadMessageSchema, ThreadReplySchema, type CaseCommit, type ThreadBroadcast, type ThreadTask } from "../shared/wire.ts";
 
 /**
  * A piscina pool of worker threads that run cases, with a watchdog: a thread whose case ignores
@@ -35,7 +36,12 @@ export interface CasePoolOptions {
   /** Level for the threads' own loggers. Default `"warn"`. */
   logLevel?: string;
   logger?: Logger;
+  /** Told each warning a thread reports (a failed MCP connection), one line each time a thread reports it. Default: logged. */
+  onWarning?: ((message: string) => void) | null;
 }
+
+/** How long {@link CasePool.destroy} waits for threads to close their MCP clients, in milliseconds. */
+export const RESOURCE_CLOSE_TIMEOUT_MS = 10_000;
 
 /** One case to run on the pool. */
 export interface PoolCaseRequest {
@@ -74,9 +80,14 @@ export interface PoolOutcome {
 /** The pool. Call {@link CasePool.destroy} when the run is over. */
 export class CasePool {
   readonly #piscina: Piscina;
-  readonly #options: Required<Omit<CasePoolOptions, "threadMemoryMb">>;
+  readonly #options: Required<Omit<CasePoolOptions, "threadMemoryMb" | "onWarning">>;
   /** Threads this pool terminated: their other tasks are collateral and run again. */
   readonly #terminated = new Set<number>();
+  /** The BroadcastChannel on which threads are told to close their resources before destroy. */
+  readonly #channelName = `evalfleet.pool.${randomUUID()}`;
+  /** Threads that opened resources (MCP clients) and must close them before destroy. */
+  readonly #resourceThreads = new Set<number>();
+  readonly #onWarning: (message: string) => void;
 
   constructor(options: CasePoolOptions) {
     const threads = Math.max(1, options.threads ?? 2);
@@ -99,11 +110,12 @@ export class CasePool {
       atomics: "disabled",
       maxQueue: "auto",
       // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
-      execArgv: process.execArgv.filter((a, i, all) => !(a === "--import" && all[i + 1] === "tsx") && !(a === "tsx" && all[i - 1] === "--import") && a !== "--import=tsx"),
+      execArgv: threadExecArgv(process.execArgv),
       ...(options.threadMemoryMb ? { resourceLimits: { maxOldGenerationSizeMb: options.threadMemoryMb } } : {}),
     });
     // A crashed thread is handled per task; this keeps piscina's own error event from being unhandled.
     this.#piscina.on("error", (err: unknown) => this.#options.logger.warn({ err: errorMessage(err) }, "worker thread error"));
+    this.#onWarning = options.onWarning ?? ((message) => this.#options.logger.warn(message));
   }
 
   /** Runs one case; never throws. */
@@ -125,9 +137,43 @@ export class CasePool {
     }
   }
 
-  /** Stops every thread. */
+  /**
+   * Stops every thread. Threads that opened MCP clients are first told (on the pool's
+   * BroadcastChannel) to close them, and waited for up to {@link RESOURCE_CLOSE_TIMEOUT_MS}:
+   * terminating a thread would cut its clients without a goodbye.
+   */
   async destroy(): Promise<void> {
+    await this.#closeThreadResources();
     await this.#piscina.destroy();
+  }
+
+  async #closeThreadResources(): Promise<void> {
+    const waiting = new Set([...this.#resourceThreads].filter((id) => !this.#terminated.has(id) && this.#piscina.threads.some((t) => t.threadId === id)));
+    if (waiting.size === 0) return;
+    const channel = new BroadcastChannel(this.#channelName);
+    try {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.#onWarning(`worker threads ${[...waiting].join(", ")} did not close their MCP clients within ${RESOURCE_CLOSE_TIMEOUT_MS / 1000}s; stopping them anyway`);
+          resolve();
+        }, RESOURCE_CLOSE_TIMEOUT_MS);
+        channel.onmessage = (message: unknown) => {
+          const reply = ThreadBroadcastReplySchema.safeParse((message as { data?: unknown })?.data);
+          if (!reply.success) return;
+          for (const e of reply.data.errors) this.#onWarning(e);
+          waiting.delete(reply.data.threadId);
+          if (waiting.size === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        const close: ThreadBroadcast = { kind: "close-resources" };
+        channel.postMessage(close);
+      });
+    } finally {
+      channel.close();
+      this.#resourceThreads.clear();
+    }
   }
 
   async #attempt(request: PoolCaseRequest, attempt: number): Promise<Attempt> {
@@ -193,11 +239,14 @@ export class CasePool {
       attempt,
       forwardEvents: Boolean(request.onEvent),
       logLevel: this.#options.logLevel,
+      controlChannel: this.#channelName,
     };
     try {
       const raw = await this.#piscina.run({ task, port: port2 }, { transferList: [port2] as never });
       const reply = ThreadReplySchema.safeParse(raw);
       if (!reply.success) return { kind: "done", result: this.#failed(request, attempt, started, `worker: malformed reply from thread: ${reply.error.issues[0]?.message}`) };
+      if (reply.data.resources) this.#resourceThreads.add(reply.data.resources.threadId);
+      for (const w of reply.data.warnings ?? []) this.#onWarning(w);
       if (reply.data.kind === "error") return { kind: "done", result: this.#failed(request, attempt, started, `worker: ${describeInfo(reply.data.error)}`) };
       return { kind: "done", result: CaseResult.fromData(reply.data.result) };
     } catch (err) {
@@ -267,4 +316,25 @@ export class CasePool {
 
 function describeInfo(info: ErrorInfo): string {
   return info.code === ErrorCode.Internal ? `${info.name}: ${info.message}` : info.message;
+}
+
+/**
+ * The parent's flags that a worker thread may inherit. Per-process flags (`--expose-gc`,
+ * `--max-old-space-size`, `--inspect`, ...) make `new Worker` throw, and tsx must not be registered
+ * twice (the thread entry registers it), so only flags that shape module loading and diagnostics pass.
+ */
+export function threadExecArgv(parent: readonly string[]): string[] {
+  const keep: string[] = [];
+  for (let i = 0; i < parent.length; i++) {
+    const a = parent[i]!;
+    if (a === "--conditions" || a === "-C") {
+      if (parent[i + 1] !== undefined) keep.push(a, parent[i + 1]!);
+      i++;
+    } else if (/^(--conditions=|-C=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--trace-warnings$|--experimental-)/.test(a)) {
+      keep.push(a);
+    } else if ((a === "--import" || a === "--require" || a === "-r" || a === "--loader") && parent[i + 1] !== undefined) {
+      i++; // a preload of the parent (tsx, a tracer) is not the thread's business
+    }
+  }
+  return keep;
 }

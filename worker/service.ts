@@ -10,6 +10,8 @@ import { runKeys, runOfManifestKey } from "../shared/subjects.ts";
 import { RunManifestSchema, RunStateSchema, type RunManifest } from "../shared/wire.ts";
 import { CasePool, DEFAULT_GRACE_SECONDS } from "./pool.ts";
 import { RunServer, type RunServeEnd } from "./consumer.ts";
+import { HealthServer, type HealthCheck } from "./health-server.ts";
+import { WorkerMetrics } from "./metrics.ts";
 import { Slots } from "./slots.ts";
 
 /**
@@ -41,6 +43,13 @@ export interface WorkerServiceOptions {
   logger?: Logger;
   /** Told of every state change. */
   onStateChange?: (state: WorkerState) => void;
+  /**
+   * Serve `/healthz` (liveness), `/readyz` (readiness) and `/metrics` (Prometheus) on this port
+   * (0 picks a free one) and host (default `0.0.0.0`). Default: no HTTP endpoint.
+   */
+  http?: { port: number; host?: string } | null;
+  /** Told the bound HTTP address once the endpoint listens. */
+  onHttpListening?: (address: { host: string; port: number }) => void;
 }
 
 /** How the worker ended; `code` is the process exit code. */
@@ -58,6 +67,8 @@ export class WorkerService {
   readonly #abort = new AbortController();
   readonly #servers = new Map<string, RunServer>();
   #state: WorkerState = "starting";
+  /** Whether the NATS connection is up (false before the first connect and while reconnecting). */
+  #connected = false;
   #lastActivity = Date.now();
   /** Set when the worker stopped because it was idle (a clean exit). */
   #idle: string | null = null;
@@ -79,6 +90,18 @@ export class WorkerService {
     return n;
   }
 
+  /** Liveness: the process answers and has not stopped. Losing NATS is not a reason to restart (it reconnects). */
+  live(): HealthCheck {
+    return this.#state === "stopped" ? { ok: false, detail: "stopped" } : { ok: true, detail: this.#state };
+  }
+
+  /** Readiness: suite loaded, connected to NATS, streams bound, and not draining. */
+  ready(): HealthCheck {
+    if (this.#state !== "running") return { ok: false, detail: this.#state === "starting" ? "starting: connecting to NATS" : this.#state };
+    if (!this.#connected) return { ok: false, detail: "disconnected from NATS; reconnecting" };
+    return { ok: true, detail: "running" };
+  }
+
   /** Starts draining: no new cases; in-flight ones get `drainSeconds`, then are aborted and handed back. */
   stop(reason = "stop requested"): void {
     if (this.#stopping.signal.aborted) return;
@@ -94,7 +117,32 @@ export class WorkerService {
     const o = this.#o;
     const concurrency = Math.max(1, o.concurrency ?? 4);
     const threads = Math.max(1, o.threads ?? Math.min(availableParallelism(), concurrency));
-    const nc = await connectNats(o.nats, { name: `evalfleet-worker/${processLabel()}`, reconnectForever: true, waitOnFirstConnect: true, timeoutMs: 10_000 });
+    // The endpoint comes up first: liveness holds while the worker waits for NATS, readiness does not.
+    const metrics = o.http
+      ? new WorkerMetrics({
+          suite: { name: o.suite.name, fingerprint: o.suite.fingerprint },
+          slots: concurrency,
+          inFlight: () => this.busy,
+          ready: () => this.ready().ok,
+          natsConnected: () => this.#connected,
+        })
+      : null;
+    const health = o.http
+      ? new HealthServer({ port: o.http.port, host: o.http.host, live: () => this.live(), ready: () => this.ready(), metrics: () => metrics!.render(), logger: this.#log })
+      : null;
+    if (health) {
+      // Not `o.onHttpListening?.(await health.start())`: an absent callback would skip the start.
+      const address = await health.start();
+      o.onHttpListening?.(address);
+    }
+    let nc: NatsConnection;
+    try {
+      nc = await connectNats(o.nats, { name: `evalfleet-worker/${processLabel()}`, reconnectForever: true, waitOnFirstConnect: true, timeoutMs: 10_000 });
+    } catch (err) {
+      await health?.close();
+      throw err;
+    }
+    this.#connected = true;
     this.#watchConnection(nc);
     const pool = new CasePool({
       suitePath: o.suite.path,
@@ -124,6 +172,7 @@ export class WorkerService {
         logger: this.#log,
         stopping: this.#stopping.signal,
         abort: this.#abort.signal,
+        metrics,
       };
       exit = o.runId ? await this.#serveOne(broker, o.runId, deps) : await this.#serveAll(broker, deps);
     } catch (err) {
@@ -133,7 +182,9 @@ export class WorkerService {
       if (idle) clearInterval(idle);
       await pool.destroy().catch(() => undefined);
       await nc.drain().catch(() => undefined);
+      this.#connected = false;
       this.#setState("stopped");
+      await health?.close();
     }
     return exit;
   }
@@ -224,8 +275,13 @@ export class WorkerService {
   #watchConnection(nc: NatsConnection): void {
     void (async () => {
       for await (const s of nc.status()) {
-        if (s.type === "disconnect") this.#log.warn({ server: (s as { server?: string }).server }, "lost the NATS connection; reconnecting");
-        else if (s.type === "reconnect") this.#log.info({ server: (s as { server?: string }).server }, "reconnected to NATS");
+        if (s.type === "disconnect") {
+          this.#connected = false;
+          this.#log.warn({ server: (s as { server?: string }).server }, "lost the NATS connection; reconnecting");
+        } else if (s.type === "reconnect") {
+          this.#connected = true;
+          this.#log.info({ server: (s as { server?: string }).server }, "reconnected to NATS");
+        }
       }
     })().catch(() => undefined);
   }

@@ -1,11 +1,20 @@
-import { threadId, type MessagePort } from "node:worker_threads";
+import { BroadcastChannel, threadId, type MessagePort } from "node:worker_threads";
 import { ErrorCode, EvalfleetError, toErrorInfo } from "../shared/errors.ts";
 import { createLogger, type Logger } from "../shared/logger.ts";
 import { loadSuite, type LoadedSuite } from "../shared/suite.ts";
 import type { CaseResult } from "../shared/result.ts";
-import { ThreadControlSchema, ThreadTaskSchema, type CaseResultWire, type ThreadMessage, type ThreadReply } from "../shared/wire.ts";
+import {
+  ThreadBroadcastSchema,
+  ThreadControlSchema,
+  ThreadTaskSchema,
+  type CaseResultWire,
+  type ThreadBroadcastReply,
+  type ThreadMessage,
+  type ThreadReply,
+} from "../shared/wire.ts";
 import { runCase } from "./lifecycle.ts";
 import { toPlainData } from "./evidence.ts";
+import { McpSession } from "./mcp.ts";
 
 /**
  * The piscina entry: imports the suite once per thread, runs one case by index and name, and
@@ -14,6 +23,34 @@ import { toPlainData } from "./evidence.ts";
 
 const suites = new Map<string, Promise<LoadedSuite>>();
 let logger: Logger | undefined;
+/** The MCP clients this thread connected, per suite file, and the warnings not yet reported. */
+const mcpSessions = new Map<string, { session: McpSession; warnings: string[] }>();
+/** The pool's channel this thread listens on for "close your resources" (one per thread). */
+let control: BroadcastChannel | undefined;
+
+/** Listens on the pool's channel: on "close-resources", closes every MCP client this thread opened and says so. */
+function listenForShutdown(name: string): void {
+  if (control) return;
+  const channel = new BroadcastChannel(name);
+  control = channel;
+  // The channel must not keep the thread alive on its own.
+  channel.unref();
+  channel.onmessage = (message: unknown) => {
+    if (!ThreadBroadcastSchema.safeParse((message as { data?: unknown })?.data).success) return;
+    void (async () => {
+      let closed = 0;
+      const errors: string[] = [];
+      for (const { session } of mcpSessions.values()) {
+        const r = await session.close();
+        closed += r.closed;
+        errors.push(...r.errors);
+      }
+      mcpSessions.clear();
+      const reply: ThreadBroadcastReply = { kind: "resources-closed", threadId, closed, errors };
+      channel.postMessage(reply);
+    })();
+  };
+}
 
 /** Serialises a result for the trip to the main thread (the raw response is reduced to plain data). */
 export function resultToWire(result: CaseResult): CaseResultWire {
@@ -43,6 +80,8 @@ export default async function runThreadTask(raw: { task: unknown; port: MessageP
       logger?.debug({ err }, "could not post to the main thread");
     }
   };
+  // What this thread holds and has to report, whatever the outcome (see ThreadReplySchema).
+  let extras: Pick<ThreadReply, "resources" | "warnings"> = {};
   try {
     let pending = suites.get(task.suitePath);
     if (!pending) {
@@ -61,6 +100,22 @@ export default async function runThreadTask(raw: { task: unknown; port: MessageP
     port?.on("message", (m: unknown) => {
       if (ThreadControlSchema.safeParse(m).success) cancel.abort(new DOMException("suite cancelled", "AbortError"));
     });
+    if (suite.mcpClients.length > 0) {
+      // Once per thread, before its first case: the suite's MCP clients (Agno's mcp_tools=).
+      if (task.controlChannel) listenForShutdown(task.controlChannel);
+      let entry = mcpSessions.get(task.suitePath);
+      if (!entry) {
+        const warnings: string[] = [];
+        entry = { session: new McpSession(suite.mcpClients, { logger, onWarning: (message) => warnings.push(message) }), warnings };
+        mcpSessions.set(task.suitePath, entry);
+      }
+      await entry.session.ensureConnected(cancel.signal);
+      // Every reply says what the thread holds: the main side then knows whom to ask to close.
+      extras = {
+        ...(entry.session.opened > 0 ? { resources: { threadId, opened: entry.session.opened } } : {}),
+        ...(entry.warnings.length > 0 ? { warnings: entry.warnings.splice(0) } : {}),
+      };
+    }
     const result = await runCase(c, {
       index: task.index,
       attempts: task.attempt,
@@ -92,9 +147,9 @@ export default async function runThreadTask(raw: { task: unknown; port: MessageP
           }),
       },
     });
-    return { kind: "result", result: resultToWire(result) };
+    return { kind: "result", result: resultToWire(result), ...extras };
   } catch (err) {
-    return { kind: "error", error: toErrorInfo(err) };
+    return { kind: "error", error: toErrorInfo(err), ...extras };
   } finally {
     port?.close();
   }

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { CaseInput } from "../../shared/agent.ts";
 import type { JudgeMode } from "../../shared/case.ts";
-import type { JudgeModel, JudgeRequest } from "../../shared/judge-model.ts";
+import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../shared/judge-model.ts";
 import { errorMessage } from "../../shared/errors.ts";
 
 /**
@@ -132,6 +132,7 @@ export function parseJudgeAnswer(answer: unknown, mode: JudgeMode, threshold: nu
 /**
  * Asks the judge model for a verdict. Never throws: a failed call or a malformed answer gives
  * `{ problem }` (the case records `judge: returned no result`, as Agno's evaluator swallows errors).
+ * `extra` carries the case deadline and a usage callback to the model.
  */
 export async function runJudge(
   model: JudgeModel,
@@ -139,10 +140,11 @@ export async function runJudge(
   mode: JudgeMode,
   threshold: number,
   signal: AbortSignal,
+  extra: Omit<JudgeCallOptions, "signal"> = {},
 ): Promise<{ verdict: JudgeVerdict } | { problem: string }> {
   let answer: unknown;
   try {
-    answer = await model.judge(request, { signal });
+    answer = await model.judge(request, { signal, ...extra });
   } catch (err) {
     return { problem: `judge model call failed: ${errorMessage(err)}` };
   }

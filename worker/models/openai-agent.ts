@@ -1,0 +1,269 @@
+import type { ChatCompletionChunk, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/agent.ts";
+import { ConfigError, ErrorCode } from "../../shared/errors.ts";
+import { pyRepr } from "../../shared/py-format.ts";
+import { EventChannel } from "../event-channel.ts";
+import { ChatCompletionsClient, resolveConnection, usageOf, type ChatBody, type OpenAIConnectionOptions } from "./openai-chat.ts";
+import { executeToolCall, functionDefinition, isToolkit, validateTool, type Tool, type Toolkit } from "./tool.ts";
+
+/**
+ * A small tool-calling agent over the OpenAI-compatible chat API, for people with no agent
+ * framework: a prompt (instructions) plus tools declared with zod. It runs the usual loop (model
+ * -> tool calls -> tool results -> model) and reports what ran, so reliability can grade it.
+ *
+ * Events it streams: `run_started`, `content_delta` (with `stream: true`), `model_response` (one
+ * per model turn, with its usage), `tool_call_started`, `tool_call_completed`, events its tools
+ * emit, then the final output.
+ */
+
+/** Default cap on model turns per run. */
+export const DEFAULT_MAX_TURNS = 10;
+
+/** Options of {@link openAIAgent}. */
+export interface OpenAIAgentOptions extends OpenAIConnectionOptions {
+  /** The agent's id in reports (`agent_id`). Default: none (the case name is used). */
+  id?: string | null;
+  /** The system prompt. */
+  instructions?: string | null;
+  /** Tools (see `defineTool`) and toolkits (an MCP client's tools). */
+  tools?: ReadonlyArray<Tool<never> | Tool | Toolkit> | null;
+  /** Model turns before the run gives up with `MaxTurnsExceeded`. Default 10. */
+  maxTurns?: number;
+  /** Stream the model's answer (server-sent events) and emit `content_delta` events. Default false. */
+  stream?: boolean;
+  /** Sampling temperature. Default: not sent. */
+  temperature?: number | null;
+  /** `reasoning_effort` for reasoning models. Default: not sent. */
+  reasoningEffort?: string | null;
+  /** `parallel_tool_calls`. Default: not sent (the server's default). */
+  parallelToolCalls?: boolean | null;
+  /** Extra fields merged into every request body. */
+  extraBody?: Record<string, unknown> | null;
+}
+
+/** Settings of one tool loop, after validation. */
+export interface ToolLoopConfig {
+  client: ChatCompletionsClient;
+  instructions: string | null;
+  tools: ReadonlyArray<Tool | Toolkit>;
+  maxTurns: number;
+  stream: boolean;
+  extra: Record<string, unknown>;
+}
+
+/** Validates agent options into a {@link ToolLoopConfig}; `who` prefixes every error. */
+export function toolLoopConfig(who: string, options: OpenAIAgentOptions): ToolLoopConfig {
+  const config = resolveConnection(who, options);
+  const bad = (field: string, rule: string, value: unknown): never => {
+    throw new ConfigError(ErrorCode.ConfigInvalid, `${who}: ${field} ${rule}, got ${pyRepr(value)}`, { field });
+  };
+  if (options.instructions !== undefined && options.instructions !== null && typeof options.instructions !== "string") bad("instructions", "must be a string", options.instructions);
+  const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) bad("maxTurns", "must be a whole number >= 1", options.maxTurns);
+  if (options.tools !== undefined && options.tools !== null && !Array.isArray(options.tools)) bad("tools", "must be a list of tools or toolkits", options.tools);
+  const tools = (options.tools ?? []).map((t, i) => {
+    if (isToolkit(t)) return t;
+    if (t === null || typeof t !== "object") bad(`tools[${i}]`, "must be a tool (defineTool) or a toolkit", t);
+    return validateTool(t as Tool, `${who}: tools[${i}]`);
+  });
+  const names = new Set<string>();
+  for (const t of tools) {
+    if (isToolkit(t)) continue;
+    if (names.has((t as Tool).name)) bad("tools", "must have unique names", (t as Tool).name);
+    names.add((t as Tool).name);
+  }
+  const extra: Record<string, unknown> = {};
+  if (options.temperature !== undefined && options.temperature !== null) {
+    if (typeof options.temperature !== "number" || !(options.temperature >= 0 && options.temperature <= 2)) bad("temperature", "must be a number from 0 to 2", options.temperature);
+    extra.temperature = options.temperature;
+  }
+  if (options.reasoningEffort !== undefined && options.reasoningEffort !== null) {
+    if (typeof options.reasoningEffort !== "string" || !options.reasoningEffort) bad("reasoningEffort", "must be a non-empty string", options.reasoningEffort);
+    extra.reasoning_effort = options.reasoningEffort;
+  }
+  if (options.parallelToolCalls !== undefined && options.parallelToolCalls !== null) {
+    if (typeof options.parallelToolCalls !== "boolean") bad("parallelToolCalls", "must be a boolean", options.parallelToolCalls);
+    extra.parallel_tool_calls = options.parallelToolCalls;
+  }
+  if (options.extraBody !== undefined && options.extraBody !== null) {
+    if (typeof options.extraBody !== "object" || Array.isArray(options.extraBody)) bad("extraBody", "must be an object", options.extraBody);
+    Object.assign(extra, options.extraBody);
+  }
+  if (options.stream !== undefined && typeof options.stream !== "boolean") bad("stream", "must be a boolean", options.stream);
+  return { client: new ChatCompletionsClient(config), instructions: options.instructions ?? null, tools, maxTurns, stream: options.stream ?? false, extra };
+}
+
+/** The built-in agent; see {@link openAIAgent}. */
+export class OpenAIAgent implements Agent {
+  readonly id: string | null;
+  readonly #config: ToolLoopConfig;
+
+  constructor(options: OpenAIAgentOptions) {
+    if (options?.id !== undefined && options.id !== null && typeof options.id !== "string") {
+      throw new ConfigError(ErrorCode.ConfigInvalid, `openAIAgent: id must be a string, got ${pyRepr(options.id)}`, { field: "id" });
+    }
+    this.#config = toolLoopConfig("openAIAgent", options);
+    this.id = options.id ?? null;
+  }
+
+  /** The model name. */
+  get model(): string {
+    return this.#config.client.model;
+  }
+
+  run(input: CaseInput, context: RunContext): AsyncIterable<RunEvent> {
+    const config = this.#config;
+    return (async function* () {
+      const output = yield* runToolLoop(config, input, context);
+      yield { type: "run_output", output };
+    })();
+  }
+}
+
+/**
+ * Runs the model/tool loop once and returns the final output (the caller yields it). `extraTools`
+ * join the configured ones for this run only (a team's delegation tool).
+ */
+export async function* runToolLoop(config: ToolLoopConfig, input: CaseInput, context: RunContext, extraTools: readonly Tool[] = []): AsyncGenerator<RunEvent, RunOutput> {
+  const { client } = config;
+  const channel = new EventChannel<RunEvent>();
+  const tools = new Map<string, Tool>();
+  for (const t of [...extraTools, ...(yield* channel.until(expandTools(config.tools, context.signal)))]) tools.set(t.name, t);
+  const definitions = [...tools.values()].map(functionDefinition);
+
+  const messages: ChatCompletionMessageParam[] = [];
+  if (config.instructions) messages.push({ role: "system", content: config.instructions });
+  messages.push(...toChatMessages(input));
+  const transcript: RunMessage[] = [];
+  const executions: ToolExecution[] = [];
+  const metrics: RunMetrics = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  const toolContext = { signal: context.signal, sessionId: context.sessionId, deadline: context.deadline, emit: (event: RunEvent) => channel.push(event) };
+  const call = { signal: context.signal, deadline: context.deadline };
+  let lastContent = "";
+
+  yield { type: "run_started", model: client.model };
+  for (let turn = 1; turn <= config.maxTurns; turn++) {
+    const body: ChatBody = { messages, ...(definitions.length > 0 ? { tools: definitions } : {}), ...config.extra };
+    let turnResult: AssistantTurn;
+    if (config.stream) {
+      turnResult = yield* streamTurn(client, body, call);
+    } else {
+      const completion = await client.create(body, call);
+      const message = completion.choices[0]?.message;
+      turnResult = {
+        content: message?.content ?? message?.refusal ?? "",
+        toolCalls: (message?.tool_calls ?? []).filter((c) => c.type === "function").map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+        usage: usageOf(completion.usage),
+        finishReason: completion.choices[0]?.finish_reason ?? null,
+      };
+    }
+    addUsage(metrics, turnResult.usage);
+    lastContent = turnResult.content;
+    yield { type: "model_response", turn, finishReason: turnResult.finishReason, usage: turnResult.usage, toolCalls: turnResult.toolCalls.map((c) => c.name) };
+    const requested = turnResult.toolCalls.map((c) => ({ id: c.id, function: { name: c.name, arguments: c.arguments } }));
+    messages.push({
+      role: "assistant",
+      content: turnResult.content || null,
+      ...(requested.length > 0 ? { tool_calls: requested.map((r) => ({ id: r.id, type: "function" as const, function: r.function })) } : {}),
+    } as ChatCompletionMessageParam);
+    transcript.push({ role: "assistant", content: turnResult.content, ...(requested.length > 0 ? { toolCalls: requested } : {}) });
+    if (turnResult.toolCalls.length === 0) {
+      return { content: turnResult.content, status: "completed", tools: executions, messages: transcript, metrics, model: client.model };
+    }
+    for (const requestedCall of turnResult.toolCalls) {
+      const toolArgs = safeParseArgs(requestedCall.arguments);
+      yield { type: "tool_call_started", tool: { toolName: requestedCall.name, toolArgs } };
+      const outcome = yield* channel.until(executeToolCall(tools, requestedCall.name, requestedCall.arguments, toolContext));
+      executions.push(outcome.execution);
+      messages.push({ role: "tool", tool_call_id: requestedCall.id, content: outcome.reply });
+      transcript.push({ role: "tool", content: outcome.reply });
+      yield { type: "tool_call_completed", tool: { ...outcome.execution } };
+    }
+  }
+  yield { type: "run_error", errorType: "MaxTurnsExceeded", error: `no final answer after ${config.maxTurns} model turns` };
+  return { content: lastContent, status: "error", tools: executions, messages: transcript, metrics, model: client.model };
+}
+
+/** One assistant turn, however it arrived. */
+interface AssistantTurn {
+  content: string;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  usage: RunMetrics;
+  finishReason: string | null;
+}
+
+async function* streamTurn(client: ChatCompletionsClient, body: ChatBody, call: { signal: AbortSignal; deadline?: number }): AsyncGenerator<RunEvent, AssistantTurn> {
+  const stream = await client.stream({ ...body, stream_options: { include_usage: true } }, call);
+  let content = "";
+  let refusal = "";
+  let usage: RunMetrics = {};
+  let finishReason: string | null = null;
+  const calls = new Map<number, { id: string; name: string; arguments: string }>();
+  for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+    if (chunk.usage) usage = usageOf(chunk.usage);
+    for (const choice of chunk.choices ?? []) {
+      const delta = choice.delta ?? {};
+      if (delta.content) {
+        content += delta.content;
+        yield { type: "content_delta", delta: delta.content };
+      }
+      if (delta.refusal) refusal += delta.refusal;
+      for (const tc of delta.tool_calls ?? []) {
+        const entry = calls.get(tc.index) ?? { id: "", name: "", arguments: "" };
+        if (tc.id) entry.id = tc.id;
+        if (tc.function?.name) entry.name += tc.function.name;
+        if (tc.function?.arguments) entry.arguments += tc.function.arguments;
+        calls.set(tc.index, entry);
+      }
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+  }
+  const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([i, c]) => ({ ...c, id: c.id || `call_${i}` }));
+  return { content: content || refusal, toolCalls, usage, finishReason };
+}
+
+async function expandTools(entries: ReadonlyArray<Tool | Toolkit>, signal: AbortSignal): Promise<Tool[]> {
+  const out: Tool[] = [];
+  for (const entry of entries) {
+    if (isToolkit(entry)) out.push(...(await entry.tools(signal)));
+    else out.push(entry as Tool);
+  }
+  return out;
+}
+
+/** A case input as chat messages: system, developer, user and assistant turns keep their role; others are shown to the model as user text. */
+export function toChatMessages(input: CaseInput): ChatCompletionMessageParam[] {
+  if (typeof input === "string") return [{ role: "user", content: input }];
+  return input.map((m): ChatCompletionMessageParam => {
+    if (m.role === "system" || m.role === "developer" || m.role === "user") return { role: m.role as "system" | "developer" | "user", content: m.content };
+    if (m.role === "assistant") return { role: "assistant", content: m.content };
+    return { role: "user", content: `[${m.role}] ${m.content}` };
+  });
+}
+
+function safeParseArgs(raw: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = raw && raw.trim() ? JSON.parse(raw) : {};
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch {
+    return null;
+  }
+}
+
+/** Adds `usage` into `total` (input, output, total tokens). */
+export function addUsage(total: RunMetrics, usage: RunMetrics | null | undefined): void {
+  if (!usage) return;
+  total.inputTokens = (total.inputTokens ?? 0) + (usage.inputTokens ?? 0);
+  total.outputTokens = (total.outputTokens ?? 0) + (usage.outputTokens ?? 0);
+  total.totalTokens = (total.totalTokens ?? 0) + (usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0));
+}
+
+/**
+ * The built-in tool-calling agent:
+ * `openAIAgent({ id: "math-tutor", model: "gpt-5-mini", instructions: "Use the calculator.", tools: [factorial] })`.
+ * Connection options as for `openAIJudge` (baseURL, apiKey, retries); `maxTurns` default 10;
+ * `stream` default false. Bad options throw a `ConfigError` naming the field.
+ */
+export function openAIAgent(options: OpenAIAgentOptions): OpenAIAgent {
+  return new OpenAIAgent(options);
+}
