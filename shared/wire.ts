@@ -63,9 +63,11 @@ export const CaseCommitSchema = CaseResultDataSchema.pick({
 });
 export type CaseCommit = z.infer<typeof CaseCommitSchema>;
 
-/** Main thread -> worker thread: run one case of a suite file. The MessagePort travels beside it. */
+/** Main thread -> worker thread: run one case of a suite file. */
 export const ThreadTaskSchema = z.object({
   protocol: z.literal(THREAD_PROTOCOL),
+  /** Names this attempt in progress messages and cancels (unique within the pool). */
+  taskId: z.number().int().nonnegative(),
   /** Absolute path of the suite file. */
   suitePath: z.string().min(1),
   /** The fingerprint the main thread loaded; the thread refuses a different suite. */
@@ -80,33 +82,44 @@ export const ThreadTaskSchema = z.object({
   logLevel: z.string(),
   /**
    * Name of the pool's BroadcastChannel: the thread listens on it for {@link ThreadBroadcastSchema}
-   * (close the MCP clients it opened, before the pool is destroyed). Absent: nothing to listen to.
+   * (cancel a task; close the MCP clients it opened, before the pool is destroyed).
    */
-  controlChannel: z.string().min(1).optional(),
+  controlChannel: z.string().min(1),
 });
 export type ThreadTask = z.infer<typeof ThreadTaskSchema>;
 
-/** Worker thread -> main thread, on the task's port, while the case runs. */
+/**
+ * Worker thread -> main thread while a case runs, on the thread's parentPort (piscina hands such
+ * messages to the pool's `message` event), tagged with the task they belong to. One channel per
+ * thread instead of one per task: creating and transferring a MessagePort per case was the
+ * largest cost of the thread hop.
+ */
 export const ThreadMessageSchema = z.discriminatedUnion("kind", [
   /**
-   * `threadId` identifies the thread to terminate; `sessionId` comes with `setup`; `deadline`
-   * (epoch ms) with `run`. There is no `done` message: the task's reply is the end.
+   * `threadId` identifies the thread to terminate; `sessionId` and `deadline` (epoch ms) come with
+   * `run`. `setup` and `teardown` are sent only when the case has such a hook (they move the
+   * watchdog); there is no `done` message: the task's reply is the end.
    */
   z.object({
     kind: z.literal("phase"),
+    taskId: z.number().int(),
     phase: z.enum(["setup", "run", "teardown"]),
     threadId: z.number().int(),
     sessionId: z.string().optional(),
     deadline: z.number().optional(),
   }),
   /** What the case has committed so far (evidence, verdicts, errors), so a terminated thread loses nothing already known. */
-  z.object({ kind: z.literal("commit"), commit: CaseCommitSchema }),
-  z.object({ kind: z.literal("event"), event: z.record(z.string(), z.unknown()) }),
+  z.object({ kind: z.literal("commit"), taskId: z.number().int(), commit: CaseCommitSchema }),
+  z.object({ kind: z.literal("event"), taskId: z.number().int(), event: z.record(z.string(), z.unknown()) }),
 ]);
 export type ThreadMessage = z.infer<typeof ThreadMessageSchema>;
 
-/** Main thread -> every worker thread of a pool, on its BroadcastChannel: close what you opened. */
-export const ThreadBroadcastSchema = z.object({ kind: z.literal("close-resources") });
+/** Main thread -> every worker thread of a pool, on its BroadcastChannel: cancel a task; close what you opened. */
+export const ThreadBroadcastSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("close-resources") }),
+  /** Abort the task's case cooperatively (its teardown still runs). */
+  z.object({ kind: z.literal("cancel"), taskId: z.number().int() }),
+]);
 export type ThreadBroadcast = z.infer<typeof ThreadBroadcastSchema>;
 
 /** Worker thread -> main thread, on the same BroadcastChannel: done closing. */
@@ -117,10 +130,6 @@ export const ThreadBroadcastReplySchema = z.object({
   errors: z.array(z.string()),
 });
 export type ThreadBroadcastReply = z.infer<typeof ThreadBroadcastReplySchema>;
-
-/** Main thread -> worker thread, on the task's port. */
-export const ThreadControlSchema = z.object({ kind: z.literal("cancel") });
-export type ThreadControl = z.infer<typeof ThreadControlSchema>;
 
 /**
  * What a reply may carry besides its outcome. They ride on the reply, not on the port, because

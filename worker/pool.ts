@@ -1,11 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { BroadcastChannel, MessageChannel } from "node:worker_threads";
+import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { CaseResult } from "../shared/result.ts";
 import { ErrorCode, errorMessage, type ErrorInfo } from "../shared/errors.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { round3 } from "../shared/py-format.ts";
-import { THREAD_PROTOCOL, ThreadBroadcastReplySchema, ThreadMessageSchema, ThreadReplySchema, type CaseCommit, type ThreadBroadcast, type ThreadTask } from "../shared/wire.ts";
+import {
+  THREAD_PROTOCOL,
+  ThreadBroadcastReplySchema,
+  ThreadMessageSchema,
+  ThreadReplySchema,
+  type CaseCommit,
+  type ThreadBroadcast,
+  type ThreadMessage,
+  type ThreadTask,
+} from "../shared/wire.ts";
 
 /**
  * A piscina pool of worker threads that run cases, with a watchdog: a thread whose case ignores
@@ -88,6 +97,11 @@ export class CasePool {
   /** Threads that opened resources (MCP clients) and must close them before destroy. */
   readonly #resourceThreads = new Set<number>();
   readonly #onWarning: (message: string) => void;
+  /** Progress routing: the running attempts by task id. */
+  readonly #attempts = new Map<number, (message: ThreadMessage) => void>();
+  #nextTaskId = 0;
+  /** Where cancels are broadcast to the threads (created on the first cancel). */
+  #control: BroadcastChannel | undefined;
 
   constructor(options: CasePoolOptions) {
     const threads = Math.max(1, options.threads ?? 2);
@@ -115,6 +129,15 @@ export class CasePool {
     });
     // A crashed thread is handled per task; this keeps piscina's own error event from being unhandled.
     this.#piscina.on("error", (err: unknown) => this.#options.logger.warn({ err: errorMessage(err) }, "worker thread error"));
+    // Progress of every task arrives here (piscina forwards what threads post on their parentPort).
+    this.#piscina.on("message", (raw: unknown) => {
+      const parsed = ThreadMessageSchema.safeParse(raw);
+      if (!parsed.success) {
+        this.#options.logger.warn("ignored a malformed message from a worker thread");
+        return;
+      }
+      this.#attempts.get(parsed.data.taskId)?.(parsed.data);
+    });
     this.#onWarning = options.onWarning ?? ((message) => this.#options.logger.warn(message));
   }
 
@@ -144,7 +167,16 @@ export class CasePool {
    */
   async destroy(): Promise<void> {
     await this.#closeThreadResources();
+    this.#control?.close();
     await this.#piscina.destroy();
+  }
+
+  #broadcast(message: ThreadBroadcast): void {
+    if (!this.#control) {
+      this.#control = new BroadcastChannel(this.#channelName);
+      this.#control.unref();
+    }
+    this.#control.postMessage(message);
   }
 
   async #closeThreadResources(): Promise<void> {
@@ -178,7 +210,7 @@ export class CasePool {
 
   async #attempt(request: PoolCaseRequest, attempt: number): Promise<Attempt> {
     const started = performance.now();
-    const { port1, port2 } = new MessageChannel();
+    const taskId = this.#nextTaskId++;
     const grace = this.#options.graceSeconds * 1000;
     let threadId: number | undefined;
     let phase = "queued";
@@ -197,13 +229,7 @@ export class CasePool {
         this.#terminate(threadId);
       }, Math.max(0, at - Date.now()));
     };
-    port1.on("message", (raw: unknown) => {
-      const parsed = ThreadMessageSchema.safeParse(raw);
-      if (!parsed.success) {
-        this.#options.logger.warn({ index: request.index }, "ignored a malformed message from a worker thread");
-        return;
-      }
-      const m = parsed.data;
+    this.#attempts.set(taskId, (m) => {
       if (m.kind === "phase") {
         threadId = m.threadId;
         phase = m.phase;
@@ -223,7 +249,7 @@ export class CasePool {
       }
     });
     const onCancel = (): void => {
-      port1.postMessage({ kind: "cancel" });
+      this.#broadcast({ kind: "cancel", taskId });
       arm(Date.now() + grace, "cancel");
     };
     if (request.signal.aborted) onCancel();
@@ -231,6 +257,7 @@ export class CasePool {
 
     const task: ThreadTask = {
       protocol: THREAD_PROTOCOL,
+      taskId,
       suitePath: this.#options.suitePath,
       fingerprint: this.#options.fingerprint,
       index: request.index,
@@ -242,7 +269,7 @@ export class CasePool {
       controlChannel: this.#channelName,
     };
     try {
-      const raw = await this.#piscina.run({ task, port: port2 }, { transferList: [port2] as never });
+      const raw = await this.#piscina.run({ task });
       const reply = ThreadReplySchema.safeParse(raw);
       if (!reply.success) return { kind: "done", result: this.#failed(request, attempt, started, `worker: malformed reply from thread: ${reply.error.issues[0]?.message}`) };
       if (reply.data.resources) this.#resourceThreads.add(reply.data.resources.threadId);
@@ -258,7 +285,7 @@ export class CasePool {
     } finally {
       clearTimeout(watchdog);
       request.signal.removeEventListener("abort", onCancel);
-      port1.close();
+      this.#attempts.delete(taskId);
     }
   }
 

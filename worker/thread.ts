@@ -1,11 +1,10 @@
-import { BroadcastChannel, threadId, type MessagePort } from "node:worker_threads";
+import { BroadcastChannel, parentPort, threadId } from "node:worker_threads";
 import { ErrorCode, EvalfleetError, toErrorInfo } from "../shared/errors.ts";
 import { createLogger, type Logger } from "../shared/logger.ts";
 import { loadSuite, type LoadedSuite } from "../shared/suite.ts";
 import type { CaseResult } from "../shared/result.ts";
 import {
   ThreadBroadcastSchema,
-  ThreadControlSchema,
   ThreadTaskSchema,
   type CaseResultWire,
   type ThreadBroadcastReply,
@@ -18,25 +17,37 @@ import { McpSession } from "./mcp.ts";
 
 /**
  * The piscina entry: imports the suite once per thread, runs one case by index and name, and
- * streams its progress on the task's port (phases for the watchdog, commits, events).
+ * streams its progress on the thread's parentPort, tagged with the task id (phases for the
+ * watchdog, commits, events). Cancels arrive on the pool's BroadcastChannel.
  */
 
 const suites = new Map<string, Promise<LoadedSuite>>();
 let logger: Logger | undefined;
 /** The MCP clients this thread connected, per suite file, and the warnings not yet reported. */
 const mcpSessions = new Map<string, { session: McpSession; warnings: string[] }>();
-/** The pool's channel this thread listens on for "close your resources" (one per thread). */
+/** The pool's channel this thread listens on for cancels and "close your resources" (one per thread). */
 let control: BroadcastChannel | undefined;
+/** Cancel switches of the tasks running on this thread. */
+const running = new Map<number, AbortController>();
+/** Tasks cancelled before they reached this thread (the broadcast can overtake the task). */
+const cancelledEarly = new Set<number>();
 
-/** Listens on the pool's channel: on "close-resources", closes every MCP client this thread opened and says so. */
-function listenForShutdown(name: string): void {
+/** Listens on the pool's channel: cancels a task, or closes every MCP client this thread opened and says so. */
+function listenOnControl(name: string): void {
   if (control) return;
   const channel = new BroadcastChannel(name);
   control = channel;
   // The channel must not keep the thread alive on its own.
   channel.unref();
   channel.onmessage = (message: unknown) => {
-    if (!ThreadBroadcastSchema.safeParse((message as { data?: unknown })?.data).success) return;
+    const parsed = ThreadBroadcastSchema.safeParse((message as { data?: unknown })?.data);
+    if (!parsed.success) return;
+    if (parsed.data.kind === "cancel") {
+      const cancel = running.get(parsed.data.taskId);
+      if (cancel) cancel.abort(new DOMException("suite cancelled", "AbortError"));
+      else if (cancelledEarly.size < 10_000) cancelledEarly.add(parsed.data.taskId);
+      return;
+    }
     void (async () => {
       let closed = 0;
       const errors: string[] = [];
@@ -65,21 +76,26 @@ export function resultToWire(result: CaseResult): CaseResultWire {
 }
 
 /** Runs one case; resolves to a {@link ThreadReply}. Throws only if the thread itself is broken. */
-export default async function runThreadTask(raw: { task: unknown; port: MessagePort }): Promise<ThreadReply> {
+export default async function runThreadTask(raw: { task: unknown }): Promise<ThreadReply> {
   const parsed = ThreadTaskSchema.safeParse(raw?.task);
-  const port = raw?.port;
   if (!parsed.success) {
     return { kind: "error", error: toErrorInfo(new EvalfleetError(ErrorCode.WireInvalid, `invalid thread task: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`)) };
   }
   const task = parsed.data;
   logger ??= createLogger({ name: "evalfleet.thread", level: task.logLevel });
+  listenOnControl(task.controlChannel);
+  const taskId = task.taskId;
+  // Posted at once, never batched: the thread may block right after, and the watchdog needs it.
   const post = (message: ThreadMessage): void => {
     try {
-      port?.postMessage(message);
+      parentPort?.postMessage(message);
     } catch (err) {
       logger?.debug({ err }, "could not post to the main thread");
     }
   };
+  const cancel = new AbortController();
+  running.set(taskId, cancel);
+  if (cancelledEarly.delete(taskId)) cancel.abort(new DOMException("suite cancelled", "AbortError"));
   // What this thread holds and has to report, whatever the outcome (see ThreadReplySchema).
   let extras: Pick<ThreadReply, "resources" | "warnings"> = {};
   try {
@@ -96,13 +112,8 @@ export default async function runThreadTask(raw: { task: unknown; port: MessageP
     if (!c || c.name !== task.name) {
       throw new EvalfleetError(ErrorCode.SuiteMismatch, `case index ${task.index} is ${c ? `'${c.name}'` : "out of range"} in this thread, expected '${task.name}'`);
     }
-    const cancel = new AbortController();
-    port?.on("message", (m: unknown) => {
-      if (ThreadControlSchema.safeParse(m).success) cancel.abort(new DOMException("suite cancelled", "AbortError"));
-    });
     if (suite.mcpClients.length > 0) {
       // Once per thread, before its first case: the suite's MCP clients (Agno's mcp_tools=).
-      if (task.controlChannel) listenForShutdown(task.controlChannel);
       let entry = mcpSessions.get(task.suitePath);
       if (!entry) {
         const warnings: string[] = [];
@@ -124,16 +135,18 @@ export default async function runThreadTask(raw: { task: unknown; port: MessageP
       judgeModel: suite.judgeModel,
       signal: cancel.signal,
       logger,
-      onRunEvent: task.forwardEvents ? (_c, event) => post({ kind: "event", event: toPlainData(event) as Record<string, unknown> }) : null,
+      onRunEvent: task.forwardEvents ? (_c, event) => post({ kind: "event", taskId, event: toPlainData(event) as Record<string, unknown> }) : null,
       observer: {
         onPhase: (phase, info, r) => {
-          if (phase === "setup") post({ kind: "phase", phase, threadId, sessionId: r.sessionId });
-          else if (phase === "run") post({ kind: "phase", phase, threadId, deadline: info.deadline });
-          else if (phase === "teardown") post({ kind: "phase", phase, threadId });
+          // `setup` and `teardown` only matter to the watchdog when there is such a hook to hang in.
+          if (phase === "setup" && c.setup) post({ kind: "phase", taskId, phase, threadId, sessionId: r.sessionId });
+          else if (phase === "run") post({ kind: "phase", taskId, phase, threadId, sessionId: r.sessionId, deadline: info.deadline });
+          else if (phase === "teardown" && c.teardown) post({ kind: "phase", taskId, phase, threadId });
         },
         onCommit: (r) =>
           post({
             kind: "commit",
+            taskId,
             commit: {
               output: r.output,
               toolsCalled: [...r.toolsCalled],
@@ -151,6 +164,6 @@ export default async function runThreadTask(raw: { task: unknown; port: MessageP
   } catch (err) {
     return { kind: "error", error: toErrorInfo(err), ...extras };
   } finally {
-    port?.close();
+    running.delete(taskId);
   }
 }
