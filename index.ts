@@ -21,6 +21,15 @@ export type { JudgeModel, JudgeRequest, JudgeSchemaName, JudgeCallOptions, Judge
 export { CaseResult, SuiteResult, type CaseResultJSON, type SuiteResultJSON, type ReliabilityDetails } from "./shared/result.ts";
 export { defineSuite, loadSuite, suiteFingerprint, type LoadedSuite, type SuiteDefinition } from "./shared/suite.ts";
 export { EvalfleetError, CaseValidationError, SuiteLoadError, ConfigError, ModelCallError, ErrorCode } from "./shared/errors.ts";
+// Data-driven suites: datasets, eval sets, expected outputs, repeats.
+export { DatasetError, type DatasetProblem } from "./shared/errors.ts";
+export { dataset, DATASET_FORMATS, ROW_FIELDS, type DatasetDeclaration, type DatasetFormat, type DatasetOptions } from "./shared/dataset.ts";
+export { DatasetCase, isDatasetCase, type LoadedDataset } from "./shared/dataset-case.ts";
+export { SCORING_METHODS, type ExpectedOutput, type OutputScoring, type ScoringMethod } from "./shared/scoring.ts";
+export type { EvalSet, EvalSets, EvalSetsDefinition } from "./shared/eval-sets.ts";
+export { passAtK, type ExpectationsData, type ExpectationVerdict, type RepeatResultData } from "./shared/result.ts";
+export { scoreExpectedOutput } from "./worker/checks/expected-output.ts";
+export { checkAgentTools, checkKnowledgeSources } from "./worker/checks/expectations.ts";
 export type { McpClientLike } from "./shared/mcp-client.ts";
 export { createLogger } from "./shared/logger.ts";
 export { runCase, DEFAULT_TIMEOUT_SECONDS } from "./worker/lifecycle.ts";
@@ -54,3 +63,15 @@ export {
   type AgentAsJudgeFailure,
   type AgentAsJudgeRunArgs,
 } from "./coordinator/agent-as-judge.ts";
+// Results store and run history: record runs (the `db` option, `--db`), read them back, compare.
+export { ResultsStore, DEFAULT_STORE_TIMEOUT_SECONDS, type OpenStoreOptions, type RunFilter } from "./coordinator/store/store.ts";
+export type { DbOption } from "./coordinator/store/record-run.ts";
+export type { RunRecord, RunStart, RunEnd, RunRecordStatus, RunKind, CaseRecord, JudgeEvaluationRecord, RecordedReliability } from "./coordinator/store/records.ts";
+export { SCHEMA_VERSION } from "./coordinator/store/schema.ts";
+export { parseStoreUrl, redactUrl, type StoreTarget } from "./coordinator/store/url.ts";
+export { compareRuns, type RunComparison, type ScoreChange } from "./coordinator/history/compare.ts";
+export { flakiness, isFlaky, type CaseFlakiness, type HistoryRun } from "./coordinator/history/flaky.ts";
+export { findRegressions } from "./coordinator/history/regression.ts";
+export type { HistoryCase, Outcome } from "./coordinator/history/outcome.ts";
+export { renderHtmlReport, type HtmlReportInput } from "./coordinator/report/html.ts";
+export type { CaseUsage } from "./shared/usage.ts";

@@ -20,6 +20,17 @@ const N = quick ? 5_000 : 20_000;
 const MEM_N = quick ? 20_000 : 100_000;
 const LAT_N = quick ? 3_000 : 10_000;
 
+interface DatasetOut {
+  rows: number;
+  dataset_bytes: number;
+  load_seconds: number;
+  cases_per_s: number;
+  heap_per_row_loaded: number;
+  heap_per_row_if_materialized: number;
+  heap_per_case_after_run: number;
+  peak_rss_bytes: number;
+}
+
 interface ScenarioOut {
   mode: string;
   cases: number;
@@ -150,6 +161,22 @@ for (let i = 0; i < RUNS; i++) {
 }
 const rate = (mode: string): number => median(inproc[mode]!.map((o) => o.cases_per_s));
 
+// A MEM_N-row JSONL dataset run in local mode: what the coordinator holds per row (bench/dataset-scenario.ts).
+const ds = await datasetScenario(MEM_N);
+log(`  dataset of ${MEM_N} rows: ${ds.heap_per_row_loaded.toFixed(0)} B/row held after loading (${ds.heap_per_row_if_materialized.toFixed(0)} B/row with every row in memory), ${ds.heap_per_case_after_run.toFixed(0)} B/case after the run`);
+
+async function datasetScenario(rows: number): Promise<DatasetOut> {
+  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", join(root, "bench", "dataset-scenario.ts"), "--rows", String(rows)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (err += d));
+  const code = await new Promise<number | null>((r) => child.on("close", r));
+  const line = out.trim().split("\n").pop() ?? "";
+  if (code !== 0 || !line.startsWith("{")) throw new Error(`dataset scenario failed (${code}): ${err.trim().split("\n").slice(-3).join(" | ")}`);
+  return JSON.parse(line) as DatasetOut;
+}
+
 const server = await startNatsServer();
 let results: Record<string, unknown>;
 try {
@@ -188,6 +215,14 @@ try {
     cancel_to_report_s: cancel,
     cases: N,
     memory_cases: MEM_N,
+    dataset_rows: ds.rows,
+    dataset_bytes: ds.dataset_bytes,
+    dataset_load_seconds: ds.load_seconds,
+    dataset_local_cases_per_s: ds.cases_per_s,
+    dataset_heap_bytes_per_row_loaded: ds.heap_per_row_loaded,
+    dataset_heap_bytes_per_row_if_materialized: ds.heap_per_row_if_materialized,
+    dataset_heap_bytes_per_case_after_run: ds.heap_per_case_after_run,
+    dataset_peak_rss_bytes: ds.peak_rss_bytes,
     latency_cases: LAT_N,
     quick,
     machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? "unknown", node: process.version, nats_server: natsVersion },
@@ -220,6 +255,9 @@ const rows: Array<[string, string, string]> = [
   [`coordinator heap per case held (${MEM_N})`, `${r.coordinator_heap_bytes_per_case!.toFixed(0)} B`, ""],
   ["worker RSS after the long run", `${(r.worker_rss_bytes_after_long_run! / 2 ** 20).toFixed(0)} MiB`, ""],
   ["SIGINT to final report, 1,000 in flight", `${r.cancel_to_report_s!.toFixed(2)} s`, "target <= 2"],
+  [`dataset (${MEM_N} JSONL rows): heap per row after loading`, `${r.dataset_heap_bytes_per_row_loaded!.toFixed(0)} B`, `rows in memory: ${r.dataset_heap_bytes_per_row_if_materialized!.toFixed(0)} B`],
+  [`dataset (${MEM_N} JSONL rows): heap per case after the run`, `${r.dataset_heap_bytes_per_case_after_run!.toFixed(0)} B`, "target <= 1024"],
+  [`dataset (${MEM_N} JSONL rows): local mode`, `${r.dataset_local_cases_per_s!.toFixed(0)} cases/s`, `load ${r.dataset_load_seconds!.toFixed(2)} s`],
 ];
 const width = Math.max(...rows.map((x) => x[0].length));
 console.log(`\n${N} trivial cases (${RUNS} run${RUNS > 1 ? "s, median" : ""}), concurrency 64; ${(results.machine as { cores: number }).cores} cores, node ${process.version}, ${natsVersion}`);

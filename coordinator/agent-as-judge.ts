@@ -9,13 +9,16 @@ import type { JudgeMode } from "../shared/case.ts";
 import type { JudgeModel, JudgeUsage } from "../shared/judge-model.ts";
 import { ConfigError, ErrorCode, describeError, errorMessage } from "../shared/errors.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
-import { pyRepr } from "../shared/py-format.ts";
+import { pyRepr, round3 } from "../shared/py-format.ts";
 import { buildJudgeRequest, inputAsText, runJudge } from "../worker/checks/judge.ts";
 import { contentAsString } from "../worker/evidence.ts";
 import { agentAsJudgeModel } from "../worker/models/agent-judge.ts";
 import { defaultJudgeModel } from "../worker/models/default-judge.ts";
 import type { PostHook, PostHookRun } from "../worker/adapters/post-hooks.ts";
 import { safeText } from "./report/console.ts";
+import { JudgeStore } from "./store/judge-recording.ts";
+import type { DbOption } from "./store/record-run.ts";
+import { ResultsStore } from "./store/store.ts";
 
 /**
  * AgentAsJudgeEval, standalone (seed 003): grade recorded input/output pairs against criteria
@@ -23,9 +26,10 @@ import { safeText } from "./report/console.ts";
  * runs. The prompt, the untrusted-output fence and the answer validation are the judge check's
  * (worker/checks/judge.ts), so a standalone evaluation and a suite case grade alike.
  *
- * Differences from Agno: `run()` is asynchronous (Agno's `arun`); there is no `db` (evalfleet has
- * no results store yet: passing one is an error); `telemetry` is accepted and ignored (evalfleet
- * sends none); `runInBackground` works wherever the hooked agent runs, not only under AgentOS.
+ * Differences from Agno: `run()` is asynchronous (Agno's `arun`); `db` is evalfleet's results
+ * store (a URL or a `ResultsStore`, see store/judge-recording.ts), not an Agno database object;
+ * `telemetry` is accepted and ignored (evalfleet sends none); `runInBackground` works wherever the
+ * hooked agent runs, not only under AgentOS.
  */
 
 /** One graded input/output pair. */
@@ -84,6 +88,14 @@ export interface AgentAsJudgeEvalOptions {
   concurrency?: number;
   /** Where failed evaluations and callback errors are logged (warn). Default: silent. */
   logger?: Logger | null;
+  /**
+   * Record each run in a results store: a URL (`sqlite:PATH`, `postgres://...`), opened on the
+   * first run before any judge call, or a `ResultsStore` you opened. A failed or slow write is a
+   * warning (the logger's, else one line on stderr), never a failed evaluation. Default: none.
+   */
+  db?: DbOption | null;
+  /** Bound on connecting to the store and on recording a run, in seconds. Default 10. */
+  dbTimeout?: number;
 }
 
 /** Arguments of {@link AgentAsJudgeEval.run}: one pair, or a batch. */
@@ -118,6 +130,8 @@ const OPTION_KEYS = new Set([
   "timeoutSeconds",
   "concurrency",
   "logger",
+  "db",
+  "dbTimeout",
   "showSpinner",
   "debugMode",
 ]);
@@ -211,6 +225,7 @@ export class AgentAsJudgeEval implements PostHook {
   readonly hookResults: AgentAsJudgeResult[] = [];
   readonly #o: AgentAsJudgeEvalOptions;
   readonly #logger: Logger;
+  readonly #store: JudgeStore | null;
 
   constructor(options: AgentAsJudgeEvalOptions = {}) {
     const who = "AgentAsJudgeEval";
@@ -218,9 +233,6 @@ export class AgentAsJudgeEval implements PostHook {
       throw new ConfigError(ErrorCode.ConfigInvalid, `${who}: ${field} ${rule}, got ${pyRepr(value)}`, { field });
     };
     if (options === null || typeof options !== "object") bad("options", "must be an object", options);
-    if ("db" in options) {
-      throw new ConfigError(ErrorCode.ConfigInvalid, `${who}: db is not supported: evalfleet has no results store yet; use filePathToSaveResults or read the returned result`, { field: "db" });
-    }
     for (const key of Object.keys(options)) {
       if (!OPTION_KEYS.has(key)) {
         const camel = key.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
@@ -264,6 +276,21 @@ export class AgentAsJudgeEval implements PostHook {
     this.runInBackground = options.runInBackground ?? false;
     this.#o = options;
     this.#logger = options.logger ?? silentLogger();
+    const db = options.db ?? null;
+    if (db !== null && typeof db !== "string" && !(db instanceof ResultsStore)) bad("db", "must be a store URL (sqlite:PATH, postgres://...) or a ResultsStore", db);
+    if (options.dbTimeout !== undefined && !(typeof options.dbTimeout === "number" && options.dbTimeout > 0)) bad("dbTimeout", "must be a number of seconds > 0", options.dbTimeout);
+    // A bad URL is refused here, before anything is graded.
+    this.#store = db
+      ? new JudgeStore(db, {
+          timeoutSeconds: options.dbTimeout,
+          onWarning: (m) => (options.logger ? options.logger.warn({ eval: this.name }, m) : void process.stderr.write(`warning: ${safeText(m)}\n`)),
+        })
+      : null;
+  }
+
+  /** Closes a results store this evaluation opened from a URL. */
+  async close(): Promise<void> {
+    await this.#store?.close();
   }
 
   /**
@@ -295,6 +322,10 @@ export class AgentAsJudgeEval implements PostHook {
     }
 
     const judge = this.#judgeModel();
+    // Before any judge call: a store that cannot be opened stops the run here, nothing half-recorded.
+    await this.#store?.open();
+    const startedAt = new Date().toISOString();
+    const t0 = performance.now();
     const runId = randomUUID();
     const usage: Required<JudgeUsage> = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
     const onUsage = (u: JudgeUsage): void => {
@@ -313,6 +344,23 @@ export class AgentAsJudgeEval implements PostHook {
     const results = outcomes.filter((o): o is { evaluation: AgentAsJudgeEvaluation } => "evaluation" in o).map((o) => o.evaluation);
     const failures = outcomes.filter((o): o is { failure: AgentAsJudgeFailure } => "failure" in o).map((o) => o.failure);
     const result = new AgentAsJudgeResult(runId, results, failures, usage);
+    if (this.#store) {
+      const { results: _, ...summary } = result.toJSON();
+      await this.#store.record({
+        runId,
+        name: this.name,
+        criteria: this.criteria,
+        scoringStrategy: this.scoringStrategy,
+        threshold: this.threshold,
+        additionalGuidelines: this.additionalGuidelines,
+        judgeModel: judge.id ?? null,
+        timeoutSeconds: this.#o.timeoutSeconds ?? 120,
+        startedAt,
+        durationSeconds: round3((performance.now() - t0) / 1000),
+        outcomes: outcomes.map((o) => ("evaluation" in o ? o.evaluation : { ...o.failure, criteria: this.criteria, failure: o.failure.reason })),
+        summary: { ...summary, failures: failures.length },
+      });
+    }
 
     if (this.#o.filePathToSaveResults) await this.#save(result);
     const out = this.#o.output ?? process.stdout;

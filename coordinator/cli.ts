@@ -8,12 +8,13 @@ import { natsSettingsFrom, connectNats, processLabel, type NatsFlags } from "../
 import { openBroker, type Broker } from "../shared/jetstream-setup.ts";
 import { assertRunId } from "../shared/subjects.ts";
 import { WorkerService } from "../worker/service.ts";
-import { readManifest, readRunState, requestCancel, resumeDistributed, runDistributed, type DistributedRunOptions } from "./nats-dispatch.ts";
+import { newRunId, readManifest, readRunState, requestCancel, resumeDistributed, runDistributed, type DistributedRunOptions } from "./nats-dispatch.ts";
 import { runStatus, type RunStatus } from "./run-status.ts";
 import { booleanFromEnvironment, leaveRunOnSigterm, runIdFromEnvironment } from "./job-env.ts";
 import { QueueMetricsService } from "./queue-metrics.ts";
 import { createLogger, type Logger } from "../shared/logger.ts";
 import { captureDuringLoad, loadSuite, type LoadedSuite } from "../shared/suite.ts";
+import { normalizeEvalSets, type EvalSetsDefinition } from "../shared/eval-sets.ts";
 import type { McpClientLike } from "../shared/mcp-client.ts";
 import { DEFAULT_TIMEOUT_SECONDS } from "../worker/lifecycle.ts";
 import { DEFAULT_GRACE_SECONDS } from "../worker/pool.ts";
@@ -25,6 +26,9 @@ import { describeSelector, selectCases } from "./select.ts";
 import { ConsoleReporter, printCaseList, printSummary, safeText } from "./report/console.ts";
 import { jsonReportText, writeReport } from "./report/files.ts";
 import { toJUnitXml } from "./report/junit.ts";
+import { addStoreFlags, CliRecording, type RunMode, type StoreFlags } from "./store/cli-recording.ts";
+import type { DbOption } from "./store/record-run.ts";
+import { addHistoryCommands } from "./history/commands.ts";
 
 /**
  * The `evalfleet` command line, and `cli(cases)` for Agno-style scripts. Presentation lives here
@@ -52,12 +56,24 @@ export interface CliOptions extends CliIO {
   judgeModel?: JudgeModel | null;
   /** MCP clients the cases' agents use (Agno's `mcp_tools=`): connected before the first case, closed at the end; none when listing or nothing is selected. */
   mcpClients?: readonly McpClientLike[] | null;
+  /**
+   * Record each run in a results store: a URL (`sqlite:PATH`, `postgres://...`) or an open
+   * `ResultsStore`. `--db` wins, then this, then `$EVALFLEET_DB`. Default: not recorded.
+   */
+  db?: DbOption | null;
+  /** Eval sets for `--set NAME`: names of groups of case names or ids. Default none. */
+  evalSets?: EvalSetsDefinition | null;
+  /** The run passes when at least this fraction (0-1) of the cases pass (`--pass-threshold` wins). Default: every case must pass. */
+  passThreshold?: number | null;
 }
 
 /** Flags common to `evalfleet run`, `evalfleet list` and `cli()`. */
-interface RunFlags {
+interface RunFlags extends StoreFlags {
   name?: string[];
   tag?: string[];
+  set?: string[];
+  passThreshold?: number;
+  repeat?: number;
   timeout?: number;
   jsonOutput?: string;
   junit?: string;
@@ -83,11 +99,24 @@ export async function cli(cases: readonly Case[], options: CliOptions = {}): Pro
     .description("Run the eval suite, or a subset with --name/--tag.")
     .helpOption("-h, --help", "Show this help");
   addSelectionAndReportFlags(program, options.defaultTimeout ?? DEFAULT_TIMEOUT_SECONDS);
+  addRunPolicyFlags(program);
+  // $EVALFLEET_DB is read after options.db here: a script that names its store keeps it.
+  addStoreFlags(program, { env: false });
   program.addOption(new Option("--concurrency <n>", "Cases in flight at once (inline, in this thread)").argParser(parseWhole("--concurrency", 1)).default(1));
   let code: number = ExitCode.Usage;
   program.action(async (flags: RunFlags) => {
-    const suite = { name: "evals", path: "", cases, judgeModel: options.judgeModel ?? null, defaultTimeout: options.defaultTimeout ?? null, mcpClients: options.mcpClients ?? [], fingerprint: "" } as LoadedSuite;
-    code = await executeRun(suite, flags, io, inlineRunner(suite, flags));
+    const suite = {
+      name: "evals",
+      path: "",
+      cases,
+      judgeModel: options.judgeModel ?? null,
+      defaultTimeout: options.defaultTimeout ?? null,
+      mcpClients: options.mcpClients ?? [],
+      fingerprint: "",
+      evalSets: normalizeEvalSets(options.evalSets),
+      passThreshold: options.passThreshold ?? null,
+    } as LoadedSuite;
+    code = await executeRun(suite, flags, io, inlineRunner(suite, flags), { mode: "inline", db: options.db ?? process.env.EVALFLEET_DB ?? null });
   });
   return parseAndRun(program, options.argv ?? process.argv.slice(2), io, () => code);
 }
@@ -107,9 +136,11 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
     .description("Run a suite file on a pool of worker threads (local mode, no broker)")
     .argument("[suite]", "suite file (.ts, .mts, .js, .mjs); default $EVALFLEET_SUITE");
   addSelectionAndReportFlags(run, DEFAULT_TIMEOUT_SECONDS);
+  addRunPolicyFlags(run);
   addEngineFlags(run);
+  addStoreFlags(run);
   run.action(async (suitePath: string | undefined, flags: RunFlags) => {
-    code = await withSuite(suitePath, out, (suite) => executeRun(suite, flags, out, flags.threads === 0 ? inlineRunner(suite, flags) : poolRunner(suite, flags)));
+    code = await withSuite(suitePath, out, (suite) => executeRun(suite, flags, out, flags.threads === 0 ? inlineRunner(suite, flags) : poolRunner(suite, flags), { mode: flags.threads === 0 ? "inline" : "threads" }));
   });
 
   const list = program
@@ -122,6 +153,7 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
   });
 
   addDistributedCommands(program, out, (c) => (code = c));
+  addHistoryCommands(program, out, (c) => (code = c));
   addQueueMetricsCommand(program, out, (c) => (code = c));
 
   return parseAndRun(program, argv, out, () => code);
@@ -156,6 +188,7 @@ function addSelectionAndReportFlags(cmd: Command, defaultTimeout: number, opts: 
   cmd
     .option("--name <name>", "Run only the case with this name (repeatable)", collect)
     .option("--tag <tag>", "Run only cases with this tag (repeatable: a case matches any)", collect)
+    .option("--set <name>", "Run only the cases of this eval set (repeatable: a case matches any); ANDed with --name and --tag", collect)
     .addOption(new Option("--timeout <seconds>", "Default per-case timeout in seconds").argParser(parseSeconds("--timeout")).default(undefined, String(defaultTimeout)))
     .option("--json-output <path>", "Write machine-readable JSON results")
     .option("--junit <path>", "Write JUnit XML results (one testcase per case)");
@@ -163,6 +196,16 @@ function addSelectionAndReportFlags(cmd: Command, defaultTimeout: number, opts: 
   cmd.option("-v, --verbose", "Print each case's response, tools and verdicts").addOption(
     new Option("--log-level <level>", "Structured log level on stderr").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("warn"),
   );
+}
+
+/** `--pass-threshold` and `--repeat`: how a run passes, and how often each case runs. */
+function addRunPolicyFlags(cmd: Command, opts: { repeat?: boolean } = {}): void {
+  cmd.addOption(
+    new Option("--pass-threshold <rate>", "The run passes when at least this fraction (0-1) of the selected cases pass (default: the suite's, else every case)").argParser(parseFraction("--pass-threshold")),
+  );
+  if (opts.repeat !== false) {
+    cmd.addOption(new Option("--repeat <n>", "Run each case N times; the report gives each case's pass rate and pass@k (a case passes when every run passed)").argParser(parseWhole("--repeat", 1)));
+  }
 }
 
 function addEngineFlags(cmd: Command): void {
@@ -194,13 +237,16 @@ async function withSuite(path: string | undefined, io: ResolvedIO, use: (suite: 
 }
 
 /** Selection, `--list`, the run with its progress, the summary, the reports and the exit code. */
-async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, runner: Runner): Promise<number> {
+async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, runner: Runner, recordAs: RecordAs = { mode: "inline" }): Promise<number> {
   const out = io.stdout;
-  const selector = { name: flags.name ?? null, tag: flags.tag ?? null };
+  const selector = { name: flags.name ?? null, tag: flags.tag ?? null, set: flags.set ?? null };
   const defaultTimeout = flags.timeout ?? suite.defaultTimeout ?? DEFAULT_TIMEOUT_SECONDS;
-  const selected = selectCases(suite.cases, selector);
+  const selected = selectCases(suite.cases, { ...selector, evalSets: suite.evalSets ?? null });
   if (selected.length === 0) {
-    io.stderr.write(`no cases selected (${safeText(describeSelector(selector))})\n  available: ${suite.cases.map((c) => safeText(c.name)).join(", ")}\n`);
+    // A dataset suite has thousands of names: show the first ones.
+    const shown = suite.cases.slice(0, AVAILABLE_NAMES_SHOWN).map((c) => safeText(c.name));
+    const more = suite.cases.length > AVAILABLE_NAMES_SHOWN ? `, ... (${suite.cases.length - AVAILABLE_NAMES_SHOWN} more)` : "";
+    io.stderr.write(`no cases selected (${safeText(describeSelector(selector))})\n  available: ${shown.join(", ")}${more}\n`);
     return ExitCode.Usage;
   }
   if (flags.list) {
@@ -218,8 +264,12 @@ async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, r
     return (await writeReportAnnounced(io, "json", flags.jsonOutput, jsonReportText(payload))) ? ExitCode.Ok : ExitCode.Failed;
   }
 
+  // The results store is opened, and the run's start recorded, before anything runs: a bad URL or
+  // an unreachable database stops here with one line (exit 2), with nothing half-recorded.
+  const recording = await CliRecording.open({ ...recordAs, suite, flags, db: flags.db ?? recordAs.db ?? null, selected, selector, defaultTimeout, runId: recordAs.runId ?? flags.runId }, io.stderr);
   const logger: Logger = createLogger({ level: flags.logLevel, name: "evalfleet" });
   const reporter = new ConsoleReporter({ out, total: selected.length, verbose: flags.verbose });
+  if (recording) recording.warn = (line) => reporter.note(safeText(line));
   const controller = new AbortController();
   const stopSignals = io.handleSignals ? installSignalHandlers(controller, reporter) : () => undefined;
   const onExternalAbort = (): void => controller.abort(io.signal?.reason);
@@ -230,7 +280,8 @@ async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, r
   let incomplete: string | null = null;
   try {
     const ran = await runner({
-      hooks: reporter.hooks(),
+      hooks: recording ? recording.hooks(reporter.hooks()) : reporter.hooks(),
+      runId: recording?.runId ?? null,
       selector,
       signal: controller.signal,
       defaultTimeout,
@@ -240,7 +291,12 @@ async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, r
     });
     result = ran.suite;
     incomplete = ran.incomplete ?? null;
+  } catch (err) {
+    // The run never produced a report (the broker unreachable, ...): its record says so.
+    if (recording) await recording.abandon();
+    throw err;
   } finally {
+    if (recording) recording.warn = (line) => void io.stderr.write(`${safeText(line)}\n`);
     reporter.stop();
     stopSignals();
     io.signal?.removeEventListener("abort", onExternalAbort);
@@ -249,16 +305,34 @@ async function executeRun(suite: LoadedSuite, flags: RunFlags, io: ResolvedIO, r
   printSummary(out, result, { color: Boolean((out as { isTTY?: boolean }).isTTY) && !process.env.NO_COLOR });
   if (incomplete) out.write(`run incomplete: ${safeText(incomplete)}\n`);
   else if (result.cancelled) out.write(`run cancelled: ${result.skipped} case${result.skipped === 1 ? "" : "s"} not run\n`);
+  const gate = recording ? await recording.finish(result, incomplete !== null, out) : null;
   let reportFailed = false;
   if (flags.jsonOutput) reportFailed = !(await writeReportAnnounced(io, "json", flags.jsonOutput, jsonReportText(result.toJSON()))) || reportFailed;
   if (flags.junit) reportFailed = !(await writeReportAnnounced(io, "junit", flags.junit, toJUnitXml(result, suite.name))) || reportFailed;
-  return exitCodeFor(result, { reportFailed, incomplete: incomplete !== null });
+  const code = exitCodeFor(result, { reportFailed, incomplete: incomplete !== null });
+  // --fail-on-regression: a case that passed in the last run on this branch fails now, even when a pass threshold is met.
+  return code === ExitCode.Ok && gate && gate.regressions.length > 0 ? ExitCode.Failed : code;
+}
+
+/** How a run is recorded in the results store (with `--db`). */
+interface RecordAs {
+  mode: RunMode;
+  /** A resumed distributed run: its record is reopened, not refused. */
+  resume?: boolean;
+  /** The run id when it is fixed before the run (a resumed run). */
+  runId?: string | null;
+  /** A new run id of the mode's kind. */
+  newRunId?: () => string;
+  /** `cli(cases, { db })` (else `$EVALFLEET_DB`): the store when `--db` is not given. */
+  db?: DbOption | null;
 }
 
 /** What a runner gets from the CLI: presentation hooks, the selection, the cancel signal. */
 interface RunnerContext {
   hooks: SuiteHooks;
-  selector: { name: string[] | null; tag: string[] | null };
+  /** The run id fixed by the CLI (a recorded run), or null for the runner's default. */
+  runId: string | null;
+  selector: { name: string[] | null; tag: string[] | null; set: string[] | null };
   signal: AbortSignal;
   /** Seconds, resolved: flag, suite, 120. */
   defaultTimeout: number;
@@ -278,11 +352,14 @@ function inlineRunner(suite: LoadedSuite, flags: RunFlags): Runner {
       ...ctx.hooks,
       ...ctx.selector,
       signal: ctx.signal,
-      runId: flags.runId ?? null,
+      runId: ctx.runId ?? flags.runId ?? null,
       logger: ctx.logger,
       defaultTimeout: ctx.defaultTimeout,
       judgeModel: suite.judgeModel,
       concurrency: flags.concurrency ?? 1,
+      evalSets: suite.evalSets ?? null,
+      repeat: flags.repeat,
+      passThreshold: flags.passThreshold ?? suite.passThreshold ?? null,
       mcpClients: suite.mcpClients,
       onWarning: warnOnce(ctx.note),
     }),
@@ -305,7 +382,7 @@ function poolRunner(suite: LoadedSuite, flags: RunFlags): Runner {
       ...ctx.hooks,
       ...ctx.selector,
       signal: ctx.signal,
-      runId: flags.runId ?? null,
+      runId: ctx.runId ?? flags.runId ?? null,
       logger: ctx.logger,
       defaultTimeout: ctx.defaultTimeout,
       concurrency: flags.concurrency,
@@ -314,6 +391,9 @@ function poolRunner(suite: LoadedSuite, flags: RunFlags): Runner {
       threadMemoryMb: flags.threadMemory ?? null,
       logLevel: flags.logLevel,
       onWarning: warnOnce(ctx.note),
+      repeat: flags.repeat,
+      // undefined: the suite's threshold applies.
+      passThreshold: flags.passThreshold,
     }),
   });
 }
@@ -367,6 +447,17 @@ function parseWhole(flag: string, min: number): (value: string) => number {
   };
 }
 
+function parseFraction(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(value) || n < 0 || n > 1) throw new InvalidArgumentError(`${flag} must be a fraction between 0 and 1 (0.95 for 95%), got '${value}'`);
+    return n;
+  };
+}
+
+/** How many case names `no cases selected` lists. */
+const AVAILABLE_NAMES_SHOWN = 100;
+
 /** Exit code of an error that stopped a command before it produced a report. */
 function exitCodeOfError(err: unknown): number {
   if (!(err instanceof EvalfleetError)) return ExitCode.Failed;
@@ -378,6 +469,10 @@ function exitCodeOfError(err: unknown): number {
     case ErrorCode.SuiteInvalid:
     case ErrorCode.SuiteLoadFailed:
     case ErrorCode.SuiteNotFound:
+    case ErrorCode.StoreUrlInvalid:
+    case ErrorCode.StoreUnavailable:
+    case ErrorCode.StoreSchema:
+    case ErrorCode.DatasetInvalid:
       return ExitCode.Usage;
     case ErrorCode.BrokerUnreachable:
     case ErrorCode.BrokerConfig:
@@ -402,7 +497,8 @@ function addNatsFlags(cmd: Command): void {
     .option("--nats-creds <file>", "authenticate with a .creds file (default $NATS_CREDS)")
     .option("--nats-ca <file>", "TLS: CA certificates (default $NATS_CA)")
     .option("--nats-cert <file>", "TLS: client certificate (default $NATS_CERT)")
-    .option("--nats-key <file>", "TLS: client key (default $NATS_KEY)");
+    .option("--nats-key <file>", "TLS: client key (default $NATS_KEY)")
+    .option("--nats-inbox-prefix <prefix>", "prefix of this client's reply subjects, for servers that confine each user to its own (default $NATS_INBOX_PREFIX, else _INBOX)");
 }
 
 interface CoordinatorFlags extends RunFlags, NatsCliFlags {
@@ -437,7 +533,7 @@ function distributedRunner(suite: LoadedSuite, flags: CoordinatorFlags, io: Reso
       ...ctx.hooks,
       ...ctx.selector,
       nats: natsSettingsFrom(flags),
-      runId: resumeRunId ?? flags.runId ?? null,
+      runId: resumeRunId ?? ctx.runId ?? flags.runId ?? null,
       defaultTimeout: ctx.defaultTimeout,
       waitForWorkersSeconds: flags.waitForWorkers,
       maxAttempts: flags.maxAttempts,
@@ -446,6 +542,8 @@ function distributedRunner(suite: LoadedSuite, flags: CoordinatorFlags, io: Reso
       cancelGraceSeconds: flags.cancelGrace,
       brokerLossSeconds: flags.brokerTimeout,
       forwardEvents: Boolean(flags.verbose),
+      repeat: flags.repeat,
+      passThreshold: flags.passThreshold,
       signal: ctx.signal,
       logger: ctx.logger,
       onRunId: (id) => {
@@ -478,7 +576,9 @@ function addDistributedCommands(program: Command, io: ResolvedIO, setCode: (code
     .description("Publish the selected cases of a suite and collect one ordered report")
     .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
   addSelectionAndReportFlags(run, DEFAULT_TIMEOUT_SECONDS);
+  addRunPolicyFlags(run);
   addCoordinatorFlags(run);
+  addStoreFlags(run);
   run.option("--run-id <id>", "run id (default $EVALFLEET_RUN_ID, else <$EVALFLEET_RUN_PREFIX>-<trailing number of $EVALFLEET_JOB_NAME>, else a new unique id; printed first)");
   run.option("--resume-existing", "when the run id already exists, resume that run instead of failing (a replaced Kubernetes Job pod; default $EVALFLEET_RESUME_EXISTING)");
   run.addOption(
@@ -492,7 +592,7 @@ function addDistributedCommands(program: Command, io: ResolvedIO, setCode: (code
     };
     const stopLeaving = job.onSigterm === "leave" && io.handleSignals ? leaveRunOnSigterm((line) => io.stdout.write(`${safeText(line)}\n`), () => job.runId ?? null) : () => undefined;
     try {
-      setCode(await withSuite(suitePath, io, (suite) => executeRun(suite, job, io, distributedRunner(suite, job, io, null))));
+      setCode(await withSuite(suitePath, io, (suite) => executeRun(suite, job, io, distributedRunner(suite, job, io, null), { mode: "distributed", resume: Boolean(job.resumeExisting), newRunId })));
     } finally {
       stopLeaving();
     }
@@ -504,9 +604,12 @@ function addDistributedCommands(program: Command, io: ResolvedIO, setCode: (code
     .argument("<run-id>", "the run to resume")
     .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
   addSelectionAndReportFlags(resume, DEFAULT_TIMEOUT_SECONDS, { list: false });
+  // A resumed run keeps its repeat count (its manifest's); its threshold may be overridden.
+  addRunPolicyFlags(resume, { repeat: false });
+  addStoreFlags(resume);
   addCoordinatorFlags(resume);
   resume.action(async (runId: string, suitePath: string | undefined, flags: CoordinatorFlags) => {
-    setCode(await withSuite(suitePath, io, (suite) => executeRun(suite, { ...flags, name: undefined, tag: undefined }, io, distributedRunner(suite, flags, io, runId))));
+    setCode(await withSuite(suitePath, io, (suite) => executeRun(suite, { ...flags, name: undefined, tag: undefined, set: undefined }, io, distributedRunner(suite, flags, io, runId), { mode: "distributed", resume: true, runId })));
   });
 
   const cancel = coordinator.command("cancel").description("Cancel a run from any machine").argument("<run-id>", "the run to cancel");
@@ -602,9 +705,9 @@ function addDistributedCommands(program: Command, io: ResolvedIO, setCode: (code
 }
 
 /** `--http-port` / `--http-host`, with environment fallbacks (`EVALFLEET_HTTP_PORT`, `EVALFLEET_HTTP_HOST`). */
-function addHttpFlags(cmd: Command, what: string): void {
+function addHttpFlags(cmd: Command, what: string, required = false): void {
   cmd
-    .addOption(new Option("--http-port <port>", `${what} (0 picks a free port); default: no HTTP endpoint`).argParser(parseWhole("--http-port", 0)).env("EVALFLEET_HTTP_PORT"))
+    .addOption(new Option("--http-port <port>", `${what} (0 picks a free port)${required ? "; required" : "; default: no HTTP endpoint"}`).argParser(parseWhole("--http-port", 0)).env("EVALFLEET_HTTP_PORT"))
     .addOption(new Option("--http-host <host>", "interface the HTTP endpoint binds").env("EVALFLEET_HTTP_HOST").default("0.0.0.0"));
 }
 
@@ -616,7 +719,7 @@ function addQueueMetricsCommand(program: Command, io: ResolvedIO, setCode: (code
     .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
   addNatsFlags(cmd);
   cmd.addOption(new Option("--log-level <level>", "structured log level on stderr").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"));
-  addHttpFlags(cmd, "serve /queue, /metrics, /healthz and /readyz on this port");
+  addHttpFlags(cmd, "serve /queue, /metrics, /healthz and /readyz on this port", true);
   cmd.action(async (suitePath: string | undefined, flags: NatsCliFlags & { httpPort?: number; httpHost: string }) => {
     setCode(
       await withSuite(suitePath, io, async (suite) => {

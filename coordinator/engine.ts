@@ -44,6 +44,10 @@ export interface EngineOptions extends SuiteHooks {
   runId?: string | null;
   /** Told of every state change. */
   onStateChange?: ((state: RunState) => void) | null;
+  /** The run passes when at least this fraction (0-1) of the cases pass; kept on the SuiteResult. Default: none. */
+  passThreshold?: number | null;
+  /** Runs per case (`--repeat`); kept on the SuiteResult (the executor runs them). Default 1. */
+  repeat?: number;
 }
 
 /** Validates a concurrency-like option: a whole number >= 1. */
@@ -109,5 +113,7 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
     runId,
     durationSeconds: round3((performance.now() - started) / 1000),
     cancelled: Boolean(options.signal?.aborted),
+    passThreshold: options.passThreshold ?? null,
+    repeat: options.repeat ?? 1,
   });
 }

@@ -18,11 +18,14 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 /**
  * The exit code of a finished run. `reportFailed`: a JSON or JUnit report could not be written;
  * `incomplete`: the run could not finish for reasons outside the agents (broker lost, cases lost,
- * no compatible worker).
+ * no compatible worker). With a pass threshold on the suite result, a run whose pass rate meets
+ * it exits 0 even with failed cases, and 1 below it; 2 and 3 keep their meaning and precedence.
  */
 export function exitCodeFor(suite: SuiteResult, options: { reportFailed?: boolean; incomplete?: boolean } = {}): ExitCode {
   if (suite.total === 0) return ExitCode.Usage;
   if (suite.cancelled || suite.skipped > 0 || options.incomplete) return ExitCode.Incomplete;
-  if (suite.failed > 0 || options.reportFailed) return ExitCode.Failed;
+  if (options.reportFailed) return ExitCode.Failed;
+  if (suite.thresholdMet !== null) return suite.thresholdMet ? ExitCode.Ok : ExitCode.Failed;
+  if (suite.failed > 0) return ExitCode.Failed;
   return ExitCode.Ok;
 }

@@ -43,6 +43,7 @@ import type { SuiteHooks } from "./engine.ts";
 import { ResultCollector } from "./reassemble.ts";
 import { RunStateMachine } from "./run.ts";
 import { selectCases, type SelectedCase, type Selector } from "./select.ts";
+import { checkPassThreshold, checkRepeat } from "./run-policy.ts";
 
 /**
  * The distributed run: publish the selected cases on JetStream, tail the results in any order,
@@ -70,6 +71,10 @@ export interface DistributedRunOptions extends SuiteHooks, Selector {
   brokerLossSeconds?: number;
   /** Ask workers to stream run events (for `-v`). Default false. */
   forwardEvents?: boolean;
+  /** Runs per case (`--repeat`); workers run every repeat of a case they take. Default 1 (a resumed run keeps its own). */
+  repeat?: number;
+  /** The run passes when at least this fraction (0-1) of the cases pass. Default: the suite's (a resumed run: the one it was started with). */
+  passThreshold?: number | null;
   /** Seconds between reconciliations (lost cases). Default 5. */
   reconcileSeconds?: number;
   /** Cancels the run (SIGINT, SIGTERM). */
@@ -103,7 +108,9 @@ export function newRunId(): string {
 
 /** Starts a new run of `suite` and follows it to the end. */
 export async function runDistributed(suite: LoadedSuite, options: DistributedRunOptions): Promise<DistributedOutcome> {
-  const selected = selectCases(suite.cases, options);
+  const selected = selectCases(suite.cases, { ...options, evalSets: options.evalSets ?? suite.evalSets ?? null });
+  checkRepeat(options.repeat);
+  checkPassThreshold(options.passThreshold);
   if (selected.length === 0) return { suite: new SuiteResult([]), runId: options.runId ?? "", incomplete: null };
   const runId = assertRunId(options.runId || newRunId());
   const run = await DistributedRun.connect(suite, selected, runId, options);
@@ -229,6 +236,10 @@ class DistributedRun {
       this.#o.onRunId?.(this.#runId);
       this.#watchBroker();
       const manifest = this.#resumeManifest ?? (await this.#createRun());
+      this.#policy = {
+        repeat: manifest.repeat,
+        passThreshold: this.#resumeManifest && this.#o.passThreshold !== undefined ? checkPassThreshold(this.#o.passThreshold) : manifest.passThreshold,
+      };
       await this.#follow(manifest);
       this.#machine.tryTo("collecting");
       this.#watchWorkers();
@@ -271,6 +282,9 @@ class DistributedRun {
       maxAttempts,
       ackWaitSeconds,
       forwardEvents: this.#o.forwardEvents ?? false,
+      repeat: checkRepeat(this.#o.repeat),
+      // The suite's threshold applies unless the caller gives one (null included: "none").
+      passThreshold: checkPassThreshold(this.#o.passThreshold !== undefined ? this.#o.passThreshold : (this.#suite.passThreshold ?? null)),
       createdAt: new Date().toISOString(),
       coordinator: { host: processLabel().split("/")[0]!, pid: process.pid },
     };
@@ -398,16 +412,32 @@ class DistributedRun {
 
   #onResult(data: Uint8Array, subject: string): void {
     const parsed = ResultMessageSchema.safeParse(safeJson(new TextDecoder().decode(data)));
+    const index = indexOfSubject(subject);
+    let problem: string | null = null;
     if (!parsed.success) {
-      this.#log.warn({ subject }, `ignoring a malformed result: ${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}`);
+      const issue = parsed.error.issues[0];
+      problem = `malformed result message: ${issue?.path.join(".") || "message"}: ${issue?.message}`;
+    } else if (parsed.data.runId !== this.#runId || index !== parsed.data.index || this.#byIndex.get(index)?.case.name !== parsed.data.name) {
+      problem = `result message for run '${parsed.data.runId}', case ${parsed.data.index} '${parsed.data.name}' on the subject of case ${index}`;
+    }
+    if (problem === null) {
+      this.#accept(CaseResult.fromData(parsed.data!.result), `result from ${parsed.data!.workerId}`);
       return;
     }
-    const msg = parsed.data;
-    if (msg.runId !== this.#runId || indexOfSubject(subject) !== msg.index) {
-      this.#log.warn({ subject, runId: msg.runId }, "ignoring a result for another run or index");
-      return;
-    }
-    this.#accept(CaseResult.fromData(msg.result), `result from ${msg.workerId}`);
+    this.#log.warn({ subject }, `disposing of a bad result: ${problem}`);
+    // Results are create-only per case: this message holds the case's subject, so no real result
+    // can follow. The case is known: record the problem as its result rather than wait forever.
+    const sel = index === null ? undefined : this.#byIndex.get(index);
+    if (sel && !this.#collector.has(sel.index)) this.#accept(this.#errorResult(sel, `worker: ${problem}`, 1), "bad result message");
+  }
+
+  #errorResult(sel: SelectedCase, error: string, attempts: number): CaseResult {
+    const result = new CaseResult({ name: sel.case.name, tags: sel.case.tags, index: sel.index });
+    if (sel.case.team) result.teamId = sel.case.componentId;
+    else result.agentId = sel.case.componentId;
+    result.attempts = attempts;
+    result.addError(error);
+    return result;
   }
 
   #accept(result: CaseResult, source: string): void {
@@ -464,11 +494,7 @@ class DistributedRun {
       this.#onResult(stored.data, stored.subject);
       return;
     }
-    const result = new CaseResult({ name: sel.case.name, tags: sel.case.tags, index });
-    if (sel.case.team) result.teamId = sel.case.componentId;
-    else result.agentId = sel.case.componentId;
-    result.attempts = deliveries;
-    result.addError(lostCaseError(deliveries));
+    const result = this.#errorResult(sel, lostCaseError(deliveries), deliveries);
     this.#lost++;
     this.#log.warn({ index, deliveries }, "case lost after all deliveries");
     if (seq !== null) await this.#broker.jsm.streams.deleteMessage(CASES_STREAM, seq).catch(() => undefined);
@@ -572,6 +598,8 @@ class DistributedRun {
   }
   #brokerLost = false;
   #quietRounds = 0;
+  /** The run's repeat count and pass threshold, from its manifest. */
+  #policy: { repeat: number; passThreshold: number | null } = { repeat: 1, passThreshold: null };
 
   /** Asks the run to stop: the cancel happens in `start()` once the wait ends. */
   #requestStop(reason: string): void {
@@ -633,7 +661,13 @@ class DistributedRun {
     return {
       runId: this.#runId,
       incomplete,
-      suite: new SuiteResult(results, { runId: this.#runId, durationSeconds: round3((performance.now() - this.#t0) / 1000), cancelled }),
+      suite: new SuiteResult(results, {
+        runId: this.#runId,
+        durationSeconds: round3((performance.now() - this.#t0) / 1000),
+        cancelled,
+        passThreshold: this.#policy.passThreshold,
+        repeat: this.#policy.repeat,
+      }),
     };
   }
 

@@ -179,6 +179,12 @@ export class QueueMetricsService {
   async depth(): Promise<QueueDepth> {
     const meter = this.#meter;
     if (!meter) throw new Error("not connected to NATS yet");
+    // A request made while reconnecting would wait for the connection; KEDA's scaler gives up
+    // after 3 s by default. Say at once that the number is unknown.
+    if (!this.#connected) {
+      this.#lastOk = false;
+      throw new Error("disconnected from NATS; reconnecting");
+    }
     const now = Date.now();
     if (!this.#last || now - this.#last.at > (this.#o.cacheMs ?? 1000)) {
       const value = meter.measure();
@@ -223,7 +229,8 @@ export class QueueMetricsService {
       registers: [registry],
       async collect() {
         const d = await depth();
-        if (!d) return;
+        // Unknown is no series, never the last value seen (see evalfleet_queue_up).
+        if (!d) return this.reset();
         this.set({ ...labels, state: "queued" }, d.queued);
         this.set({ ...labels, state: "in_flight" }, d.inFlight);
       },
@@ -236,6 +243,7 @@ export class QueueMetricsService {
       async collect() {
         const d = await depth();
         if (d) this.set(labels, d.lag);
+        else this.reset();
       },
     });
     new Gauge({
@@ -246,6 +254,7 @@ export class QueueMetricsService {
       async collect() {
         const d = await depth();
         if (d) this.set(labels, d.runs);
+        else this.reset();
       },
     });
     const lastOk = (): boolean => this.#lastOk;

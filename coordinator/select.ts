@@ -1,5 +1,6 @@
 import type { Case } from "../shared/case.ts";
 import { pyRepr } from "../shared/py-format.ts";
+import { evalSetMembers, normalizeEvalSets, type EvalSets, type EvalSetsDefinition } from "../shared/eval-sets.ts";
 
 /**
  * Case selection. Pure; keeps declaration order (spec B).
@@ -11,6 +12,10 @@ export interface Selector {
   name?: string | readonly string[] | null;
   /** Keep cases carrying this tag (or any of these). */
   tag?: string | readonly string[] | null;
+  /** Keep cases in this eval set (or any of these), by name or id; ANDed with `name` and `tag`. */
+  set?: string | readonly string[] | null;
+  /** The eval sets `set` names (a suite's `evalSets`). An unknown set name throws a usage error. */
+  evalSets?: EvalSets | EvalSetsDefinition | null;
 }
 
 /** A selected case and its declaration index in the suite. */
@@ -23,10 +28,13 @@ export interface SelectedCase {
 export function selectCases(cases: readonly Case[], selector: Selector = {}): SelectedCase[] {
   const names = toList(selector.name);
   const tags = toList(selector.tag);
+  const sets = toList(selector.set);
+  const members = sets ? evalSetMembers(normalizeEvalSets(selector.evalSets), sets) : null;
   const selected: SelectedCase[] = [];
   cases.forEach((c, index) => {
     if (names && !names.includes(c.name)) return;
     if (tags && !c.tags.some((t) => tags.includes(t))) return;
+    if (members && !members.has(c.name) && !(c.id && members.has(c.id))) return;
     selected.push({ index, case: c });
   });
   return selected;
@@ -34,7 +42,9 @@ export function selectCases(cases: readonly Case[], selector: Selector = {}): Se
 
 /** `name=None, tag='nope'`: the selector as Agno prints it in `no cases selected (...)`. */
 export function describeSelector(selector: Selector): string {
-  return `name=${reprFilter(selector.name)}, tag=${reprFilter(selector.tag)}`;
+  // Agno's text, with the eval set only when one was asked for.
+  const set = toList(selector.set) ? `, set=${reprFilter(selector.set)}` : "";
+  return `name=${reprFilter(selector.name)}, tag=${reprFilter(selector.tag)}${set}`;
 }
 
 function toList(value: string | readonly string[] | null | undefined): readonly string[] | null {

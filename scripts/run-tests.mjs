@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under test/ and integration/ with node's built-in test runner (through tsx).
+// Runs every *.test.ts under test/ (two files at a time) and then integration/ (one file at a
+// time) with node's built-in test runner (through tsx).
 // Node 20's --test does not expand globs itself, so the files are listed here.
 // Usage: node scripts/run-tests.mjs [path-substring ...]
 import { spawnSync } from "node:child_process";
@@ -34,9 +35,21 @@ if (files.length === 0) {
 const env = { ...process.env };
 for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "EVALFLEET_JUDGE_MODEL", "EVALFLEET_AGENT_MODEL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"]) delete env[name];
 env.OPENAI_AGENTS_DISABLE_TRACING = "1";
-const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=120000", ...files], {
-  cwd: root,
-  stdio: "inherit",
-  env,
-});
-process.exit(result.status ?? 1);
+// Unit tests share the two cores; integration files start servers and process fleets of their own,
+// so they run one file at a time (two at once on a 2-core machine starve each other's timings).
+const unit = files.filter((f) => f.startsWith("test"));
+const integration = files.filter((f) => f.startsWith("integration"));
+let status = 0;
+for (const [group, concurrency, timeout] of [
+  [unit, 2, 120_000],
+  [integration, 1, 300_000],
+]) {
+  if (group.length === 0) continue;
+  const result = spawnSync(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, ...group], {
+    cwd: root,
+    stdio: "inherit",
+    env,
+  });
+  if (result.status !== 0) status = result.status ?? 1;
+}
+process.exit(status);

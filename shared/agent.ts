@@ -77,6 +77,17 @@ export interface RunOutput {
   metrics?: RunMetrics | null;
   /** Which model produced it (free text, for reports). */
   model?: string | null;
+  /**
+   * Which agent produced it: a team sets it on each member's output, so `expected_agent_tools`
+   * entries written `member/tool` can name the member. Optional.
+   */
+  agentId?: string | null;
+  /**
+   * The knowledge sources (ids or names of the collections, indexes or documents) the agent
+   * retrieved from during this run; a team's members' sources count too. Graded by a case's
+   * `expectedKnowledgeSources` (`expected_knowledge_sources` in datasets). Optional.
+   */
+  knowledgeSources?: readonly string[] | null;
 }
 
 /** An event streamed by the agent. `run_output` carries the final output and is never forwarded to hooks. */

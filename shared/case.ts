@@ -5,6 +5,7 @@ import type { Scorer } from "./score.ts";
 import type { CaseResult } from "./result.ts";
 import { CaseValidationError } from "./errors.ts";
 import { pyRepr } from "./py-format.ts";
+import { expectedOutputProblem, OutputScoringSchema, resolveScoring, type ExpectedOutput, type OutputScoring, type ResolvedScoring, type ScoringMethod } from "./scoring.ts";
 
 /** How the judge grades: pass/fail, or a 1-10 score compared with `judgeThreshold`. */
 export const JudgeMode = {
@@ -51,6 +52,20 @@ export interface CaseOptions {
   expected?: unknown;
   setup?: SetupHook | null;
   teardown?: TeardownHook | null;
+  /** A stable id besides the name (eval sets may list either). Default `null`. */
+  id?: string | null;
+  /** Free text for people; not graded. Default `null`. */
+  description?: string | null;
+  /** Free data carried with the case (owner, ticket, source row); not graded. Default `null`. */
+  metadata?: Readonly<Record<string, unknown>> | null;
+  /** Turns the expected-output check on: the answer is compared with it by `outputScoring`. */
+  expectedOutput?: ExpectedOutput | null;
+  /** How `expectedOutput` is compared: a method name or `{ method, ignoreCase, tolerance }`. Default `"exact"`. */
+  outputScoring?: ScoringMethod | OutputScoring | null;
+  /** Turns the agent-tools check on: team members must have run these tools (`tool`, or `member/tool`). */
+  expectedAgentTools?: readonly string[] | null;
+  /** Turns the knowledge-sources check on: the run must report having retrieved from these sources. */
+  expectedKnowledgeSources?: readonly string[] | null;
 }
 
 const ChatMessageSchema = z.object({ role: z.string().min(1), content: z.string() });
@@ -87,6 +102,13 @@ const CaseOptionsSchema = z.object({
   expected: z.unknown().optional(),
   setup: HookSchema.nullish(),
   teardown: HookSchema.nullish(),
+  id: z.string().min(1).nullish(),
+  description: z.string().nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  expectedOutput: z.unknown().optional(),
+  outputScoring: OutputScoringSchema.nullish(),
+  expectedAgentTools: z.array(z.string().min(1)).nullish(),
+  expectedKnowledgeSources: z.array(z.string().min(1)).nullish(),
 });
 
 /**
@@ -111,6 +133,14 @@ export class Case {
   readonly expected: unknown;
   readonly setup: SetupHook | null;
   readonly teardown: TeardownHook | null;
+  readonly id: string | null;
+  readonly description: string | null;
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+  /** `null` when the expected-output check is off. */
+  readonly expectedOutput: ExpectedOutput | null;
+  readonly outputScoring: ResolvedScoring;
+  readonly expectedAgentTools: readonly string[] | null;
+  readonly expectedKnowledgeSources: readonly string[] | null;
 
   constructor(options: CaseOptions) {
     if (options === null || typeof options !== "object") {
@@ -128,7 +158,12 @@ export class Case {
       throw new CaseValidationError(`${label}: provide only one of 'agent' or 'team'`, { case: options.name, field: "team" });
     }
     const hasToolCalls = Array.isArray(options.expectedToolCalls) ? options.expectedToolCalls.length > 0 : Boolean(options.expectedToolCalls);
-    if (!options.criteria && !hasToolCalls && (options.scorer === undefined || options.scorer === null)) {
+    // evalfleet's data-driven checks count as checks too; with none of them, Agno's message stands.
+    const hasExpectations =
+      (options.expectedOutput !== undefined && options.expectedOutput !== null) ||
+      (Array.isArray(options.expectedAgentTools) && options.expectedAgentTools.length > 0) ||
+      (Array.isArray(options.expectedKnowledgeSources) && options.expectedKnowledgeSources.length > 0);
+    if (!options.criteria && !hasToolCalls && (options.scorer === undefined || options.scorer === null) && !hasExpectations) {
       throw new CaseValidationError(`${label} has no checks: set criteria, expectedToolCalls, and/or scorer`, {
         case: options.name,
         field: "criteria",
@@ -158,6 +193,13 @@ export class Case {
         field,
       });
     }
+    const outputScoring = resolveScoring(options.outputScoring);
+    if (options.expectedOutput !== undefined && options.expectedOutput !== null) {
+      const problem = expectedOutputProblem(options.expectedOutput, outputScoring);
+      if (problem) {
+        throw new CaseValidationError(`${label}: expectedOutput ${problem}, got ${pyRepr(options.expectedOutput)}`, { case: options.name, field: "expectedOutput" });
+      }
+    }
 
     this.name = options.name;
     this.input = typeof options.input === "string" ? options.input : freezeMessages(options.input);
@@ -175,6 +217,14 @@ export class Case {
     this.expected = options.expected;
     this.setup = options.setup ?? null;
     this.teardown = options.teardown ?? null;
+    this.id = options.id ?? null;
+    this.description = options.description ?? null;
+    this.metadata = options.metadata ? Object.freeze({ ...options.metadata }) : null;
+    this.expectedOutput = options.expectedOutput ?? null;
+    this.outputScoring = outputScoring;
+    this.expectedAgentTools = options.expectedAgentTools && options.expectedAgentTools.length > 0 ? Object.freeze([...options.expectedAgentTools]) : null;
+    this.expectedKnowledgeSources =
+      options.expectedKnowledgeSources && options.expectedKnowledgeSources.length > 0 ? Object.freeze([...options.expectedKnowledgeSources]) : null;
     Object.freeze(this);
   }
 

@@ -15,6 +15,8 @@ export const ErrorCode = {
   SuiteLoadFailed: "SUITE_LOAD_FAILED",
   /** The suite module exports no cases, or its exports are malformed. */
   SuiteInvalid: "SUITE_INVALID",
+  /** A dataset file of the suite holds invalid rows, or cannot be read (every problem names the file and line). */
+  DatasetInvalid: "DATASET_INVALID",
   /** A worker loaded a suite whose fingerprint differs from the coordinator's. */
   SuiteMismatch: "SUITE_MISMATCH",
   /** A command-line usage error (unknown flag, bad value). */
@@ -40,6 +42,14 @@ export const ErrorCode = {
   ModelCallFailed: "MODEL_CALL_FAILED",
   /** An MCP client was used before it was connected. */
   McpNotConnected: "MCP_NOT_CONNECTED",
+  /** A results-store URL (`--db`) that is neither `sqlite:PATH` nor `postgres://...`. */
+  StoreUrlInvalid: "STORE_URL_INVALID",
+  /** The results store cannot be opened, reached, or brought to the current schema. */
+  StoreUnavailable: "STORE_UNAVAILABLE",
+  /** The results store holds a schema this evalfleet cannot use (written by a newer version). */
+  StoreSchema: "STORE_SCHEMA",
+  /** A write to the results store failed (reported as a warning; it never fails a case). */
+  StoreWrite: "STORE_WRITE",
   /** Anything else; carries the original error name in `name`. */
   Internal: "INTERNAL",
 } as const;
@@ -100,6 +110,41 @@ export class SuiteLoadError extends EvalfleetError {
   constructor(code: ErrorCode, file: string, problems: readonly string[], options?: { cause?: unknown }) {
     super(code, `${file}: ${problems.join("; ")}`, { file, problems }, options);
     this.problems = Object.freeze([...problems]);
+  }
+}
+
+/** One problem of a dataset file: where it is (file and 1-based line) and what is wrong. */
+export interface DatasetProblem {
+  /** The file as shown to people (relative to the working directory when inside it). */
+  file: string;
+  /** 1-based line of the row (JSONL: the line; JSON/YAML: the element's first line; CSV: the record's first line). */
+  line: number;
+  /** The field (`inputs`, `expected_tools[1]`), or null for a problem of the whole row or file. */
+  field: string | null;
+  /** One line: what is wrong, with the value when there is one. */
+  message: string;
+}
+
+/** `file:line: field: message`, the one-line form of a {@link DatasetProblem}. */
+export function formatDatasetProblem(p: DatasetProblem): string {
+  return `${p.file}:${p.line}: ${p.field ? `${p.field}: ` : ""}${p.message}`;
+}
+
+/**
+ * Raised when a suite's datasets (or the rest of the suite) are invalid: every problem is listed,
+ * one per line, each naming the file, line, field and value. Nothing runs until they are fixed.
+ */
+export class DatasetError extends SuiteLoadError {
+  /** The dataset problems, in file order. */
+  readonly datasetProblems: readonly DatasetProblem[];
+  constructor(file: string, suiteProblems: readonly string[], datasetProblems: readonly DatasetProblem[]) {
+    const lines = [...suiteProblems, ...datasetProblems.map(formatDatasetProblem)];
+    super(ErrorCode.DatasetInvalid, file, lines);
+    this.datasetProblems = Object.freeze([...datasetProblems]);
+    Object.defineProperty(this, "name", { value: "DatasetError" });
+    const count = lines.length;
+    // One problem per line: a data team fixing thousands of rows needs every one, greppable.
+    this.message = `${file}: ${count} problem${count === 1 ? "" : "s"} in the suite's data, nothing was run:\n${lines.map((l) => `  ${l}`).join("\n")}`;
   }
 }
 

@@ -37,6 +37,12 @@ export interface BrokerOptions {
   replicas?: number;
   /** Days results are kept. Default 14. */
   resultRetentionDays?: number;
+  /**
+   * A stream or the bucket is missing and this NATS user may not create it (a least-privilege
+   * worker): wait for a coordinator to create it instead of failing, until `signal` fires.
+   * `onWait` is told once per missing resource. Default: fail with the permissions error.
+   */
+  waitForCreation?: { signal?: AbortSignal; onWait?: (line: string) => void } | null;
 }
 
 const HOUR_MS = 3_600_000;
@@ -49,9 +55,14 @@ export async function openBroker(nc: NatsConnection, options: BrokerOptions = {}
   try {
     jsm = await jetstreamManager(nc, { timeout: 10_000 });
   } catch (err) {
+    if (isPermissionDenied(err)) {
+      // Most often the reply subjects: a server that confines this user's replies to a prefix.
+      throw new EvalfleetError(ErrorCode.BrokerConfig, `the NATS user may not use JetStream on ${nc.getServer()}: ${errorMessage(err)} (if the server allows this user only its own reply prefix, set --nats-inbox-prefix or NATS_INBOX_PREFIX to it)`);
+    }
     throw new EvalfleetError(ErrorCode.BrokerConfig, `JetStream is not available on ${nc.getServer()}: ${errorMessage(err)} (start nats-server with -js)`);
   }
-  await ensureStream(jsm, {
+  const wait = options.waitForCreation ?? null;
+  await ensureStream(jsm, wait, {
     name: CASES_STREAM,
     subjects: CASES_STREAM_SUBJECTS,
     retention: RetentionPolicy.Workqueue,
@@ -61,7 +72,7 @@ export async function openBroker(nc: NatsConnection, options: BrokerOptions = {}
     duplicate_window: nanos(HOUR_MS),
     num_replicas: replicas,
   });
-  await ensureStream(jsm, {
+  await ensureStream(jsm, wait, {
     name: RESULTS_STREAM,
     subjects: RESULTS_STREAM_SUBJECTS,
     retention: RetentionPolicy.Limits,
@@ -71,12 +82,19 @@ export async function openBroker(nc: NatsConnection, options: BrokerOptions = {}
     num_replicas: replicas,
   });
   const js = jetstream(nc, { timeout: 10_000 });
-  let kv: KV;
-  try {
-    kv = await new Kvm(js).create(RUNS_BUCKET, { history: 5, ttl: 30 * DAY_MS, replicas });
-  } catch (err) {
-    throw new EvalfleetError(ErrorCode.BrokerConfig, `cannot open the KV bucket ${RUNS_BUCKET}: ${errorMessage(err)}`);
+  let kv: KV | undefined;
+  let kvError: unknown;
+  // The same race as the streams' (see ensureStream): retry, binding what the winner created.
+  for (let attempt = 1; attempt <= 5 && !kv; attempt++) {
+    try {
+      kv = await new Kvm(js).create(RUNS_BUCKET, { history: 5, ttl: 30 * DAY_MS, replicas });
+    } catch (err) {
+      kvError = err;
+      if (wait && isPermissionDenied(err)) await waitForStream(jsm, `KV_${RUNS_BUCKET}`, wait);
+      else await sleep(200 * attempt);
+    }
   }
+  if (!kv) throw new EvalfleetError(ErrorCode.BrokerConfig, `cannot open the KV bucket ${RUNS_BUCKET}: ${errorMessage(kvError)}`);
   return { nc, js, jsm, kv };
 }
 
@@ -89,9 +107,35 @@ export function streamReplicasFromEnvironment(env: NodeJS.ProcessEnv = process.e
   return n;
 }
 
-async function ensureStream(jsm: JetStreamManager, wanted: Partial<StreamConfig> & { name: string; subjects: string[]; retention: RetentionPolicy }): Promise<void> {
-  try {
-    const info = await jsm.streams.info(wanted.name);
+async function ensureStream(
+  jsm: JetStreamManager,
+  wait: BrokerOptions["waitForCreation"],
+  wanted: Partial<StreamConfig> & { name: string; subjects: string[]; retention: RetentionPolicy },
+): Promise<void> {
+  // Two processes starting together both find the stream missing and both create it. In a
+  // cluster (nats-server 2.9) the loser's create times out rather than failing fast, so every
+  // failed create is followed by a fresh look: the stream may exist by now.
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    let info;
+    try {
+      info = await jsm.streams.info(wanted.name);
+    } catch (err) {
+      if (!(err instanceof JetStreamApiError && err.code === 10059)) {
+        lastError = err;
+        await sleep(200 * attempt);
+        continue;
+      }
+      try {
+        await jsm.streams.add(wanted);
+        return;
+      } catch (addErr) {
+        lastError = addErr;
+        if (wait && isPermissionDenied(addErr)) await waitForStream(jsm, wanted.name, wait);
+        else await sleep(200 * attempt);
+        continue;
+      }
+    }
     const have = info.config;
     const problems: string[] = [];
     if (have.retention !== wanted.retention) problems.push(`retention ${have.retention}, expected ${wanted.retention}`);
@@ -103,18 +147,39 @@ async function ensureStream(jsm: JetStreamManager, wanted: Partial<StreamConfig>
         stream: wanted.name,
       });
     }
-  } catch (err) {
-    if (err instanceof EvalfleetError) throw err;
-    if (err instanceof JetStreamApiError && err.code === 10059) {
-      try {
-        await jsm.streams.add(wanted);
-        return;
-      } catch (addErr) {
-        // Another process may have created it in between; check again.
-        if (addErr instanceof JetStreamApiError && /already in use|exists/i.test(addErr.message)) return ensureStream(jsm, wanted);
-        throw new EvalfleetError(ErrorCode.BrokerConfig, `cannot create stream ${wanted.name}: ${errorMessage(addErr)}`);
-      }
-    }
-    throw new EvalfleetError(ErrorCode.BrokerConfig, `cannot inspect stream ${wanted.name}: ${errorMessage(err)}`);
+    return;
   }
+  throw new EvalfleetError(ErrorCode.BrokerConfig, `cannot create or inspect stream ${wanted.name}: ${errorMessage(lastError)}`);
+}
+
+/** Whether the server refused an operation for lack of permission (a `Permissions Violation`). */
+function isPermissionDenied(err: unknown): boolean {
+  return /permissions violation/i.test(errorMessage(err)) || (err instanceof Error && err.name === "PermissionViolationError");
+}
+
+/** Polls until the stream exists (a coordinator created it), or throws when the wait is called off. */
+async function waitForStream(jsm: JetStreamManager, name: string, wait: NonNullable<BrokerOptions["waitForCreation"]>): Promise<void> {
+  wait.onWait?.(`stream ${name} does not exist yet and this NATS user may not create it: waiting for a coordinator to create it`);
+  for (;;) {
+    if (wait.signal?.aborted) throw new EvalfleetError(ErrorCode.BrokerConfig, `stopped while waiting for stream ${name} to be created`);
+    try {
+      await jsm.streams.info(name);
+      return;
+    } catch (err) {
+      if (!(err instanceof JetStreamApiError && err.code === 10059)) throw err;
+    }
+    await sleep(1000, wait.signal);
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }

@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
+import { createConnection } from "node:net";
 import { hostname } from "node:os";
+import { connect as tlsConnect } from "node:tls";
 import { connect, credsAuthenticator, nkeyAuthenticator, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
 import { EvalfleetError, ErrorCode, errorMessage } from "./errors.ts";
+import { redactSecrets, registerSecret } from "./logger.ts";
 
 /**
  * NATS connection settings from flags or the environment, and the connect call both sides use.
@@ -9,7 +12,10 @@ import { EvalfleetError, ErrorCode, errorMessage } from "./errors.ts";
 
 /** Where the broker is and how to authenticate. Secrets are never logged. */
 export interface NatsSettings {
-  /** Server URLs; default `nats://127.0.0.1:4222`. */
+  /**
+   * Server URLs; default `nats://127.0.0.1:4222`. Never with credentials: a `user:password@` or
+   * `token@` in a URL is moved into the fields below, so no message that names a server shows it.
+   */
   servers: string[];
   token?: string;
   user?: string;
@@ -22,6 +28,12 @@ export interface NatsSettings {
   tlsCaFile?: string;
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  /**
+   * Prefix of this client's reply subjects (default `_INBOX`). A server that allows each role to
+   * subscribe only to its own prefix keeps one role from reading another's replies
+   * (deploy/nats/evalfleet-permissions.conf gives workers `_INBOX.evalfleet_worker`).
+   */
+  inboxPrefix?: string;
 }
 
 /** The flags that carry NATS settings (all optional; the environment fills the gaps). */
@@ -35,17 +47,22 @@ export interface NatsFlags {
   natsCa?: string;
   natsCert?: string;
   natsKey?: string;
+  natsInboxPrefix?: string;
 }
 
 /**
  * Settings from flags, then the environment: `NATS_URL` (comma-separated), `NATS_TOKEN`,
- * `NATS_USER`, `NATS_PASSWORD`, `NATS_NKEY` (seed file), `NATS_CREDS`, `NATS_CA`, `NATS_CERT`, `NATS_KEY`.
+ * `NATS_USER`, `NATS_PASSWORD`, `NATS_NKEY` (seed file), `NATS_CREDS`, `NATS_CA`, `NATS_CERT`, `NATS_KEY`,
+ * `NATS_INBOX_PREFIX`. Credentials in a URL (`nats://user:password@host`, `nats://token@host`) are
+ * used when no other way to authenticate is given, and are removed from the URL either way.
+ * Every secret is registered with the logger, so no log line shows it.
  */
 export function natsSettingsFrom(flags: NatsFlags, env: NodeJS.ProcessEnv = process.env): NatsSettings {
   const url = flags.nats ?? env.NATS_URL ?? "nats://127.0.0.1:4222";
   const pick = (flag: string | undefined, name: string): string | undefined => flag ?? (env[name] || undefined);
+  const parsed = url.split(",").map((s) => s.trim()).filter(Boolean).map(splitCredentials);
   const settings: NatsSettings = {
-    servers: url.split(",").map((s) => s.trim()).filter(Boolean),
+    servers: parsed.map((p) => p.server),
     token: pick(flags.natsToken, "NATS_TOKEN"),
     user: pick(flags.natsUser, "NATS_USER"),
     password: pick(flags.natsPassword, "NATS_PASSWORD"),
@@ -54,8 +71,26 @@ export function natsSettingsFrom(flags: NatsFlags, env: NodeJS.ProcessEnv = proc
     tlsCaFile: pick(flags.natsCa, "NATS_CA"),
     tlsCertFile: pick(flags.natsCert, "NATS_CERT"),
     tlsKeyFile: pick(flags.natsKey, "NATS_KEY"),
+    inboxPrefix: pick(flags.natsInboxPrefix, "NATS_INBOX_PREFIX"),
   };
-  if (settings.servers.length === 0) throw new EvalfleetError(ErrorCode.Usage, `--nats must name at least one server, got '${url}'`, { field: "nats" });
+  const inUrl = parsed.find((p) => p.user !== undefined || p.token !== undefined);
+  if (inUrl && !settings.token && !settings.user && !settings.nkeySeedFile && !settings.credsFile) {
+    if (inUrl.token !== undefined) settings.token = inUrl.token;
+    else {
+      settings.user = inUrl.user;
+      settings.password = inUrl.password;
+    }
+  }
+  registerSecret(settings.token);
+  registerSecret(settings.password);
+  for (const p of parsed) {
+    registerSecret(p.token);
+    registerSecret(p.password);
+  }
+  if (settings.servers.length === 0) throw new EvalfleetError(ErrorCode.Usage, `--nats must name at least one server, got '${redactSecrets(url)}'`, { field: "nats" });
+  if (settings.inboxPrefix !== undefined && !/^[^\s.*>]+(\.[^\s.*>]+)*$/.test(settings.inboxPrefix)) {
+    throw new EvalfleetError(ErrorCode.Usage, `--nats-inbox-prefix must be dot-separated subject tokens without wildcards or spaces, got '${settings.inboxPrefix}'`, { field: "natsInboxPrefix" });
+  }
   if ((settings.tlsCertFile && !settings.tlsKeyFile) || (!settings.tlsCertFile && settings.tlsKeyFile)) {
     throw new EvalfleetError(ErrorCode.Usage, "--nats-cert and --nats-key go together (a client certificate needs its key)", { field: "natsCert" });
   }
@@ -68,8 +103,16 @@ export interface ConnectOptions {
   name: string;
   /** Workers reconnect forever; the coordinator bounds its patience itself. Default true. */
   reconnectForever?: boolean;
-  /** Keep trying the first connect (a pod that starts before NATS). Default false: fail fast. */
+  /**
+   * Keep trying the first connect while the broker is unreachable (a pod that starts before NATS).
+   * Refused credentials and a refused TLS handshake still fail at once: waiting cannot fix them.
+   * Default false: fail fast.
+   */
   waitOnFirstConnect?: boolean;
+  /** Told, now and then, why the first connect is still being retried. */
+  onWait?: (line: string) => void;
+  /** Stops the retrying of the first connect (a worker told to stop before NATS came up). */
+  signal?: AbortSignal;
   /** Milliseconds a first connect may take. Default 5000. */
   timeoutMs?: number;
 }
@@ -81,30 +124,155 @@ export async function connectNats(settings: NatsSettings, options: ConnectOption
     name: options.name,
     maxReconnectAttempts: options.reconnectForever === false ? 0 : -1,
     reconnectTimeWait: 250,
-    waitOnFirstConnect: options.waitOnFirstConnect ?? false,
+    // The first connect's retries are ours (below): nats.js would also retry a refused TLS
+    // handshake forever, which no amount of waiting fixes.
+    waitOnFirstConnect: false,
     timeout: options.timeoutMs ?? 5000,
     pingInterval: 10_000,
+    // Without it every request (each result publish waits for a PubAck) builds an Error with a
+    // stack trace up front: measured as the largest single CPU cost of a worker per case.
+    noAsyncTraces: true,
   };
+  if (settings.inboxPrefix) opts.inboxPrefix = settings.inboxPrefix;
   if (settings.token) opts.token = settings.token;
   if (settings.user) {
     opts.user = settings.user;
     opts.pass = settings.password ?? "";
   }
-  if (settings.nkeySeedFile) opts.authenticator = nkeyAuthenticator(new TextEncoder().encode(readSecret(settings.nkeySeedFile, "--nats-nkey").trim()));
+  if (settings.nkeySeedFile) {
+    const seed = readSecret(settings.nkeySeedFile, "--nats-nkey").trim();
+    registerSecret(seed);
+    opts.authenticator = nkeyAuthenticator(new TextEncoder().encode(seed));
+  }
   if (settings.credsFile) opts.authenticator = credsAuthenticator(new TextEncoder().encode(readSecret(settings.credsFile, "--nats-creds")));
   if (settings.tlsCaFile || settings.tlsCertFile) {
+    // A missing or unreadable file is a usage error now, not a connect failure retried forever.
+    if (settings.tlsCaFile) readSecret(settings.tlsCaFile, "--nats-ca");
+    if (settings.tlsCertFile) readSecret(settings.tlsCertFile, "--nats-cert");
+    if (settings.tlsKeyFile) readSecret(settings.tlsKeyFile, "--nats-key");
     opts.tls = {
       ...(settings.tlsCaFile ? { caFile: settings.tlsCaFile } : {}),
       ...(settings.tlsCertFile ? { certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile } : {}),
     };
   }
-  try {
-    return await connect(opts);
-  } catch (err) {
-    throw new EvalfleetError(ErrorCode.BrokerUnreachable, `cannot connect to NATS at ${settings.servers.join(", ")}: ${errorMessage(err)}`, {
-      servers: settings.servers,
-    });
+  const where = settings.servers.join(", ");
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect(opts);
+    } catch (err) {
+      const failure = await explainConnectFailure(err, settings);
+      if (!options.waitOnFirstConnect || failure.fatal || options.signal?.aborted) {
+        const stopped = failure.fatal || !options.signal?.aborted ? "" : "stopped while waiting: ";
+        throw new EvalfleetError(ErrorCode.BrokerUnreachable, redactSecrets(`${stopped}cannot connect to NATS at ${where}: ${failure.message}`), { servers: settings.servers });
+      }
+      if (attempt === 1 || attempt % 30 === 0) options.onWait?.(redactSecrets(`NATS is not reachable yet at ${where} (${failure.message}); retrying`));
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(wake, Math.min(2000, 250 * attempt));
+        function wake(): void {
+          clearTimeout(t);
+          options.signal?.removeEventListener("abort", wake);
+          resolve();
+        }
+        options.signal?.addEventListener("abort", wake, { once: true });
+      });
+    }
   }
+}
+
+/**
+ * Why a first connect failed, in words, and whether retrying can help. nats.js reports a client
+ * certificate the server refused as a bare `timeout` (the TLS alert arrives after its handshake
+ * has completed), so over TLS one raw handshake with the same files finds the real reason.
+ */
+async function explainConnectFailure(err: unknown, settings: NatsSettings): Promise<{ fatal: boolean; message: string }> {
+  const text = errorMessage(err);
+  if (/authoriz|authenticat|user .*(revoked|expired)/i.test(text)) return { fatal: true, message: `${text}: the server refused ${describeAuth(settings)}` };
+  if (/tls is not available|tls.*required/i.test(text)) return { fatal: true, message: `${text} (set --nats-ca, and --nats-cert/--nats-key if the server verifies clients, or connect without TLS)` };
+  const tlsError = /certificate|self.signed|ssl|alert/i;
+  let refusal: string | null = tlsError.test(text) ? text : null;
+  if (refusal === null && (settings.tlsCaFile || settings.tlsCertFile)) refusal = await probeTls(settings).catch(() => null);
+  if (refusal === null) return { fatal: false, message: text };
+  // OpenSSL's text ("...:ssl3_read_bytes:sslv3 alert bad certificate:../deps/...") reduced to the alert.
+  const alert = /alert ([a-z ]+?)(?::|$)/i.exec(refusal)?.[1];
+  const hint = alert
+    ? "the server verifies client certificates: --nats-cert/--nats-key must be a certificate signed by a CA it trusts, and its key"
+    : "the server's certificate is not trusted: --nats-ca must name the CA that signed it";
+  return { fatal: true, message: `the TLS handshake failed: ${alert ? `the server answered with the alert '${alert}'` : refusal.split("\n")[0]!.trim()} (${hint})` };
+}
+
+/**
+ * One TLS handshake with the first server, using the client's files, then CONNECT/PING: resolves
+ * the TLS error (a refused client certificate, an untrusted server certificate), or null when the
+ * handshake went through or nothing could be learnt within two seconds.
+ */
+function probeTls(settings: NatsSettings): Promise<string | null> {
+  const first = settings.servers[0] ?? "";
+  const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(first) ? first.replace(/^[^:]+:/, "http:") : `http://${first}`);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(url.port || 4222);
+  return new Promise((resolve) => {
+    const done = (why: string | null): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(why);
+    };
+    const timer = setTimeout(() => done(null), 2000);
+    const socket = createConnection(port, host);
+    socket.once("error", () => done(null));
+    let info = "";
+    const onInfo = (chunk: Buffer): void => {
+      info += chunk.toString("latin1");
+      if (!info.includes("\r\n")) return;
+      socket.off("data", onInfo);
+      let tls;
+      try {
+        tls = tlsConnect({
+          socket,
+          servername: /^[\d.]+$|:/.test(host) ? undefined : host,
+          ...(settings.tlsCaFile ? { ca: readFileSync(settings.tlsCaFile) } : {}),
+          ...(settings.tlsCertFile ? { cert: readFileSync(settings.tlsCertFile), key: readFileSync(settings.tlsKeyFile ?? "") } : {}),
+        });
+      } catch {
+        return done(null);
+      }
+      tls.once("error", (e) => done(errorMessage(e)));
+      tls.once("secureConnect", () => tls.write('CONNECT {"verbose":false,"pedantic":false}\r\nPING\r\n'));
+      // Any answer (PONG, or -ERR for missing credentials) means the TLS layer accepted us.
+      tls.once("data", () => done(null));
+    };
+    socket.on("data", onInfo);
+  });
+}
+
+/** How a client authenticates, for error messages: which way and where from, never the secret. */
+function describeAuth(s: NatsSettings): string {
+  if (s.credsFile) return `the credentials in ${s.credsFile} (--nats-creds, NATS_CREDS)`;
+  if (s.nkeySeedFile) return `the NKey seed in ${s.nkeySeedFile} (--nats-nkey, NATS_NKEY)`;
+  if (s.user) return `user '${s.user}' with ${s.password ? "the given password" : "no password"} (--nats-user/--nats-password, NATS_USER/NATS_PASSWORD)`;
+  if (s.token) return "the given token (--nats-token, NATS_TOKEN)";
+  if (s.tlsCertFile) return `the client certificate ${s.tlsCertFile}`;
+  return "a client without credentials: pass --nats-token, --nats-user/--nats-password, --nats-nkey or --nats-creds (or NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_NKEY, NATS_CREDS)";
+}
+
+/**
+ * Splits the credentials off a server URL: `nats://user:password@host` gives a user and password,
+ * `nats://token@host` a token (as other NATS clients read it). Percent-escapes are decoded.
+ */
+function splitCredentials(entry: string): { server: string; user?: string; password?: string; token?: string } {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#@]*)@(.*)$/.exec(entry);
+  if (!m) return { server: entry };
+  const [, scheme, userinfo, rest] = m as unknown as [string, string, string, string];
+  const decode = (s: string): string => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  };
+  const server = `${scheme}${rest}`;
+  const colon = userinfo.indexOf(":");
+  if (colon < 0) return { server, token: decode(userinfo) };
+  return { server, user: decode(userinfo.slice(0, colon)), password: decode(userinfo.slice(colon + 1)) };
 }
 
 /** `<host>/<pid>`: how a process names itself to the broker and in reports. */

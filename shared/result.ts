@@ -1,5 +1,6 @@
 import type { RunOutput } from "./agent.ts";
 import type { ScoreData } from "./score.ts";
+import type { CaseUsage } from "./usage.ts";
 
 /** Reliability details kept on the result for programmatic callers (not in the JSON report). */
 export interface ReliabilityDetails {
@@ -8,6 +9,74 @@ export interface ReliabilityDetails {
   failedToolCalls: string[];
   additionalToolCalls: string[];
   missingToolCalls: string[];
+}
+
+/** The verdict of one data-driven check (`expected_output`, `expected_agent_tools`, `expected_knowledge_sources`). */
+export interface ExpectationVerdict {
+  passed: boolean;
+  /** Why it passed or failed, one line (`missing member tool calls: multiply (members ran: add)`). */
+  reason: string;
+}
+
+/** The data-driven checks a case ran; a check that is off is absent. */
+export interface ExpectationsData {
+  /** `method` is the scoring method used (`exact`, `contains`, `regex`, `json`, `numeric`, `judge`). */
+  expectedOutput?: ExpectationVerdict & { method: string };
+  expectedAgentTools?: ExpectationVerdict;
+  expectedKnowledgeSources?: ExpectationVerdict;
+}
+
+/** The JSON form of {@link ExpectationsData}: the dataset field names as keys, in this order. */
+export interface ExpectationsJSON {
+  expected_output?: { method: string; passed: boolean; reason: string };
+  expected_agent_tools?: { passed: boolean; reason: string };
+  expected_knowledge_sources?: { passed: boolean; reason: string };
+}
+
+/** One run of a repeated case (`--repeat N`): its own session, evidence and verdicts. */
+export interface RepeatResultData {
+  /** 1-based. */
+  repeat: number;
+  passed: boolean;
+  sessionId: string;
+  /** Seconds. */
+  durationSeconds: number;
+  judgePassed: boolean | null;
+  judgeReason: string | null;
+  judgeScore: number | null;
+  reliabilityPassed: boolean | null;
+  output: string | null;
+  toolsCalled: readonly string[];
+  timedOut: boolean;
+  skipped: boolean;
+  error: string | null;
+  score: { value: number; passed: boolean; reason?: string | null } | null;
+  expectations: ExpectationsData | null;
+  attempts: number;
+  worker: string | null;
+}
+
+/** The JSON form of one repeat, keys in the order of a case's. */
+export interface RepeatResultJSON {
+  repeat: number;
+  session_id: string;
+  duration_seconds: number;
+  judge_passed: boolean | null;
+  judge_reason: string | null;
+  judge_score: number | null;
+  reliability_passed: boolean | null;
+  output: string | null;
+  tools_called: string[];
+  timed_out: boolean;
+  skipped: boolean;
+  passed: boolean;
+  error: string | null;
+  score_value: number | null;
+  score_passed: boolean | null;
+  score_reason: string | null;
+  expectations: ExpectationsJSON | null;
+  attempts: number;
+  worker: string | null;
 }
 
 /** The fields of a {@link CaseResult}, as plain data (what crosses thread and process boundaries). */
@@ -40,6 +109,12 @@ export interface CaseResultData {
   /** Which worker ran it: `local`, `thread-<id>`, or a worker process id in distributed mode. */
   worker: string | null;
   reliability: ReliabilityDetails | null;
+  /** Verdicts of the data-driven checks; `null` when the case has none (or they did not run). */
+  expectations?: ExpectationsData | null;
+  /** With `--repeat N` (N > 1): every run of the case, in order; `null` otherwise. */
+  repeats?: readonly RepeatResultData[] | null;
+  /** Tokens and cost of the agent run, when the agent reports `metrics` (recorded by the results store, not in the JSON report). */
+  usage?: CaseUsage | null;
 }
 
 /** The JSON form of one case: Agno's 19 keys in Agno's order, then evalfleet's additive keys. */
@@ -66,6 +141,14 @@ export interface CaseResultJSON {
   index: number;
   attempts: number;
   worker: string | null;
+  /** Verdicts of the data-driven checks, or `null` when the case has none. */
+  expectations: ExpectationsJSON | null;
+  /** `--repeat N` > 1: each run of the case; `null` otherwise. */
+  repeats: RepeatResultJSON[] | null;
+  /** `--repeat N` > 1: the fraction of the runs that passed (0-1); `null` otherwise. */
+  pass_rate: number | null;
+  /** `--repeat N` > 1: pass@k for k = 1..N (unbiased estimator, keys are k); `null` otherwise. */
+  pass_at_k: Record<string, number> | null;
 }
 
 /** The outcome of one case. Mutable while the case runs; `passed` is computed. */
@@ -91,6 +174,9 @@ export class CaseResult implements CaseResultData {
   attempts = 0;
   worker: string | null = null;
   reliability: ReliabilityDetails | null = null;
+  expectations: ExpectationsData | null = null;
+  repeats: readonly RepeatResultData[] | null = null;
+  usage: CaseUsage | null = null;
 
   constructor(init: Partial<CaseResultData> & { name: string }) {
     for (const [k, v] of Object.entries(init)) if (v !== undefined) (this as Record<string, unknown>)[k] = v;
@@ -103,12 +189,32 @@ export class CaseResult implements CaseResultData {
    * verdict and every verdict passed (spec J). Skipped and timed-out cases never pass.
    */
   get passed(): boolean {
+    // A repeated case passes only when every run passed (its top-level fields are its first failing run's).
+    if (this.repeats && this.repeats.length > 0) return this.repeats.every((r) => r.passed);
     if (this.error) return false;
     const checks: boolean[] = [];
     if (this.judgePassed !== null) checks.push(this.judgePassed);
     if (this.reliabilityPassed !== null) checks.push(this.reliabilityPassed);
     if (this.score) checks.push(this.score.passed);
+    const e = this.expectations;
+    if (e) for (const v of [e.expectedOutput, e.expectedAgentTools, e.expectedKnowledgeSources]) if (v) checks.push(v.passed);
     return checks.length > 0 && checks.every(Boolean);
+  }
+
+  /** With repeats: the fraction of runs that passed (0-1); otherwise `null`. */
+  get passRate(): number | null {
+    if (!this.repeats || this.repeats.length === 0) return null;
+    return this.repeats.filter((r) => r.passed).length / this.repeats.length;
+  }
+
+  /** With repeats: pass@k for k = 1..N (the chance that at least one of k runs drawn passes); otherwise `null`. */
+  get passAtK(): Record<string, number> | null {
+    if (!this.repeats || this.repeats.length === 0) return null;
+    const n = this.repeats.length;
+    const c = this.repeats.filter((r) => r.passed).length;
+    const out: Record<string, number> = {};
+    for (let k = 1; k <= n; k++) out[String(k)] = passAtK(n, c, k);
+    return out;
   }
 
   /** Appends one error part, joined with `"; "` (spec L4). */
@@ -153,8 +259,61 @@ export class CaseResult implements CaseResultData {
       index: this.index,
       attempts: this.attempts,
       worker: this.worker,
+      expectations: expectationsToJSON(this.expectations),
+      repeats: this.repeats && this.repeats.length > 0 ? this.repeats.map(repeatToJSON) : null,
+      pass_rate: this.passRate,
+      pass_at_k: this.passAtK,
     };
   }
+}
+
+/**
+ * pass@k from n runs of which c passed: 1 - C(n-c, k) / C(n, k), the unbiased estimator of the
+ * chance that at least one of k runs passes (Chen et al., 2021). Pure.
+ */
+export function passAtK(n: number, c: number, k: number): number {
+  if (k <= 0 || n <= 0 || k > n) return Number.NaN;
+  if (n - c < k) return 1;
+  // pass@1 is the pass rate, exactly (the product form would round it differently).
+  if (k === 1) return c / n;
+  // The product form avoids huge binomials: C(n-c,k)/C(n,k) = prod_{i<k} (n-c-i)/(n-i).
+  let fail = 1;
+  for (let i = 0; i < k; i++) fail *= (n - c - i) / (n - i);
+  return 1 - fail;
+}
+
+/** The JSON form of the data-driven verdicts (snake_case keys, fixed order), or null. */
+export function expectationsToJSON(e: ExpectationsData | null | undefined): ExpectationsJSON | null {
+  if (!e) return null;
+  const out: ExpectationsJSON = {};
+  if (e.expectedOutput) out.expected_output = { method: e.expectedOutput.method, passed: e.expectedOutput.passed, reason: e.expectedOutput.reason };
+  if (e.expectedAgentTools) out.expected_agent_tools = { passed: e.expectedAgentTools.passed, reason: e.expectedAgentTools.reason };
+  if (e.expectedKnowledgeSources) out.expected_knowledge_sources = { passed: e.expectedKnowledgeSources.passed, reason: e.expectedKnowledgeSources.reason };
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+function repeatToJSON(r: RepeatResultData): RepeatResultJSON {
+  return {
+    repeat: r.repeat,
+    session_id: r.sessionId,
+    duration_seconds: r.durationSeconds,
+    judge_passed: r.judgePassed,
+    judge_reason: r.judgeReason,
+    judge_score: r.judgeScore,
+    reliability_passed: r.reliabilityPassed,
+    output: r.output,
+    tools_called: [...r.toolsCalled],
+    timed_out: r.timedOut,
+    skipped: r.skipped,
+    passed: r.passed,
+    error: r.error,
+    score_value: r.score ? r.score.value : null,
+    score_passed: r.score ? r.score.passed : null,
+    score_reason: r.score ? (r.score.reason ?? null) : null,
+    expectations: expectationsToJSON(r.expectations),
+    attempts: r.attempts,
+    worker: r.worker,
+  };
 }
 
 /** `"PASS"` only when every case passed and there was at least one. */
@@ -170,6 +329,14 @@ export interface SuiteResultJSON {
     skipped: number;
     run_id: string | null;
     duration_seconds: number;
+    /** passed / total (0 for an empty run). */
+    pass_rate: number;
+    /** The run-level pass threshold (0-1), or null when none was set. */
+    pass_threshold: number | null;
+    /** Runs per case (`--repeat`), 1 by default. */
+    repeat: number;
+    /** With repeats: the mean over cases of each case's pass@k, k = 1..repeat; null otherwise. */
+    pass_at_k: Record<string, number> | null;
   };
   cases: CaseResultJSON[];
 }
@@ -181,6 +348,10 @@ export interface SuiteResultMeta {
   durationSeconds?: number;
   /** The run was cancelled (signal, Ctrl-C, deadline) before every case finished. */
   cancelled?: boolean;
+  /** The run passes when at least this fraction (0-1) of its cases pass. Default: none (every case must pass). */
+  passThreshold?: number | null;
+  /** Runs per case. Default 1. */
+  repeat?: number;
 }
 
 /** The results of one run, in declaration order. */
@@ -189,12 +360,47 @@ export class SuiteResult {
   readonly runId: string | null;
   readonly durationSeconds: number;
   readonly cancelled: boolean;
+  /** The run-level pass threshold (0-1), or null. */
+  readonly passThreshold: number | null;
+  /** Runs per case. */
+  readonly repeat: number;
 
   constructor(results: readonly CaseResult[] = [], meta: SuiteResultMeta = {}) {
     this.results = results;
     this.runId = meta.runId ?? null;
     this.durationSeconds = meta.durationSeconds ?? 0;
     this.cancelled = meta.cancelled ?? false;
+    this.passThreshold = meta.passThreshold ?? null;
+    this.repeat = meta.repeat ?? 1;
+  }
+
+  /** passed / total; 0 for an empty run. */
+  get passRate(): number {
+    return this.total === 0 ? 0 : this.passed / this.total;
+  }
+
+  /**
+   * With a pass threshold: whether at least that fraction of the cases passed (an empty run never
+   * meets it). Without one: `null` (the run then needs every case to pass).
+   */
+  get thresholdMet(): boolean | null {
+    if (this.passThreshold === null) return null;
+    // The tiny slack absorbs float rounding: 19/20 must meet 0.95.
+    return this.total > 0 && this.passed / this.total >= this.passThreshold - 1e-12;
+  }
+
+  /** With repeats: the mean over cases of pass@k, k = 1..repeat (a case without runs counts 0); otherwise null. */
+  get passAtK(): Record<string, number> | null {
+    if (this.repeat <= 1 || this.total === 0) return null;
+    const sums: number[] = new Array<number>(this.repeat).fill(0);
+    for (const r of this.results) {
+      const p = r.passAtK;
+      if (!p) continue;
+      for (let k = 1; k <= this.repeat; k++) sums[k - 1]! += p[String(k)] ?? 0;
+    }
+    const out: Record<string, number> = {};
+    sums.forEach((sum, i) => (out[String(i + 1)] = sum / this.total));
+    return out;
   }
 
   get total(): number {
@@ -231,6 +437,10 @@ export class SuiteResult {
         skipped: this.skipped,
         run_id: this.runId,
         duration_seconds: this.durationSeconds,
+        pass_rate: this.total === 0 ? 0 : passed / this.total,
+        pass_threshold: this.passThreshold,
+        repeat: this.repeat,
+        pass_at_k: this.passAtK,
       },
       cases: this.results.map((r) => r.toJSON()),
     };

@@ -1,11 +1,15 @@
 import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { basename, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Case } from "./case.ts";
+import type { Agent, Team } from "./agent.ts";
+import type { DatasetDeclaration } from "./dataset.ts";
+import { componentRegistry, displayPath, isDatasetCase, loadDatasets, type LoadedDataset } from "./dataset-case.ts";
+import { evalSetProblems, loadEvalSetsFile, normalizeEvalSets, type EvalSets, type EvalSetsDefinition } from "./eval-sets.ts";
 import type { JudgeModel } from "./judge-model.ts";
 import { isMcpClientLike, type McpClientLike } from "./mcp-client.ts";
-import { ErrorCode, SuiteLoadError, errorMessage, errorName } from "./errors.ts";
+import { DatasetError, ErrorCode, SuiteLoadError, errorMessage, errorName, type DatasetProblem } from "./errors.ts";
 import { pyRepr } from "./py-format.ts";
 
 /**
@@ -20,7 +24,21 @@ const LOADING = Symbol.for("evalfleet.loading");
 export interface SuiteDefinitionOptions {
   /** Shown in reports; default: the file name without extension. */
   name?: string;
-  cases: readonly Case[];
+  /** Cases written in code. Optional when `datasets` provide the cases. */
+  cases?: readonly Case[];
+  /**
+   * Cases as data: dataset files (JSONL, JSON, YAML, CSV) whose rows become cases after the code
+   * cases, in file order. Relative paths are resolved against the suite file's folder.
+   */
+  datasets?: readonly (DatasetDeclaration | string | URL)[] | null;
+  /** The agents dataset rows name by id (`agent: "support-bot"`): a list (each with an `id`) or an object by id. */
+  agents?: readonly Agent[] | Readonly<Record<string, Agent>> | null;
+  /** The teams dataset rows name by id, as `agents`. */
+  teams?: readonly Team[] | Readonly<Record<string, Team>> | null;
+  /** Named groups of case names or ids for `--set NAME`, or the path of a JSON/YAML file holding them. */
+  evalSets?: EvalSetsDefinition | string | URL | null;
+  /** The run passes when at least this fraction (0-1) of the selected cases pass (after `--pass-threshold`). Default: every case must pass. */
+  passThreshold?: number | null;
   /** Suite-wide judge model (after the case's own). */
   judgeModel?: JudgeModel | null;
   /** Per-case timeout in seconds for cases that set none (after the command line's `--timeout`). */
@@ -53,8 +71,14 @@ export interface LoadedSuite {
   defaultTimeout: number | null;
   /** The MCP clients the suite declares (empty when none). */
   mcpClients: readonly McpClientLike[];
-  /** sha256 over the ordered case names and their serialisable settings. */
+  /** sha256 over the ordered case names and their serialisable settings, and the datasets' content. */
   fingerprint: string;
+  /** Eval sets by name (empty when none). */
+  evalSets?: EvalSets;
+  /** The suite's pass threshold (0-1), or null. */
+  passThreshold?: number | null;
+  /** The dataset files the cases came from (empty when none). */
+  datasets?: readonly LoadedDataset[];
 }
 
 /** What `cli(cases, options)` registers when it is called while a suite file is being loaded. */
@@ -119,7 +143,7 @@ export async function loadSuite(file: string): Promise<LoadedSuite> {
   return validateSuiteModule(file, path, mod, capture);
 }
 
-function validateSuiteModule(file: string, path: string, mod: Record<string, unknown>, capture: LoadCapture): LoadedSuite {
+async function validateSuiteModule(file: string, path: string, mod: Record<string, unknown>, capture: LoadCapture): Promise<LoadedSuite> {
   const problems: string[] = [];
   const fallbackName = basename(path).replace(/\.(m|c)?(t|j)sx?$/, "");
   let def: SuiteDefinitionOptions | undefined;
@@ -146,6 +170,9 @@ function validateSuiteModule(file: string, path: string, mod: Record<string, unk
   }
 
   const cases: Case[] = [];
+  const datasetDecls = def?.datasets;
+  const hasDatasets = Array.isArray(datasetDecls) && datasetDecls.length > 0;
+  if (def && def.cases === undefined && hasDatasets) def = { ...def, cases: [] };
   if (def) {
     if (!Array.isArray(def.cases)) {
       problems.push(`${source}: cases must be a list of Case, got ${describeValue(def.cases)}`);
@@ -154,7 +181,7 @@ function validateSuiteModule(file: string, path: string, mod: Record<string, unk
         if (isCase(c)) cases.push(c);
         else problems.push(`${source}: item ${i} is ${describeValue(c)}, not a Case (build it with new Case({...}))`);
       });
-      if (def.cases.length === 0) problems.push(`${source} holds no cases`);
+      if (def.cases.length === 0 && !hasDatasets) problems.push(`${source} holds no cases`);
     }
     const seen = new Map<string, number>();
     cases.forEach((c, i) => {
@@ -173,6 +200,67 @@ function validateSuiteModule(file: string, path: string, mod: Record<string, unk
       });
     }
   }
+  // Data-driven parts: datasets (rows become cases after the code cases), eval sets, the pass threshold.
+  const rowProblems: DatasetProblem[] = [];
+  let datasets: LoadedDataset[] = [];
+  let evalSets: EvalSets = new Map();
+  let passThreshold: number | null = null;
+  if (def) {
+    const threshold = def.passThreshold;
+    if (threshold !== undefined && threshold !== null) {
+      if (typeof threshold === "number" && threshold >= 0 && threshold <= 1) passThreshold = threshold;
+      else problems.push(`passThreshold must be a fraction between 0 and 1 (0.95 for 95%), got ${pyRepr(threshold)}`);
+    }
+    const names = new Map<string, string>();
+    const ids = new Map<string, string>();
+    const idItems = new Map<string, number>();
+    cases.forEach((c, i) => {
+      if (!names.has(c.name)) names.set(c.name, `case ${i} of ${basename(path)}`);
+      if (!c.id) return;
+      const first = idItems.get(c.id);
+      if (first !== undefined) problems.push(`duplicate case id ${pyRepr(c.id)} (items ${first} and ${i}): ids identify cases in eval sets`);
+      else {
+        idItems.set(c.id, i);
+        ids.set(c.id, `case ${i} of ${basename(path)}`);
+      }
+    });
+    if (datasetDecls !== undefined && datasetDecls !== null && !Array.isArray(datasetDecls)) {
+      problems.push(`datasets must be a list of datasets (dataset("cases.jsonl", {...}) or a path), got ${describeValue(datasetDecls)}`);
+    } else if (hasDatasets) {
+      const registry = componentRegistry(def.agents ?? (mod.agents as SuiteDefinitionOptions["agents"]), def.teams ?? (mod.teams as SuiteDefinitionOptions["teams"]), problems);
+      const load = await loadDatasets(datasetDecls, dirname(path), registry, { names, ids });
+      problems.push(...load.declarationProblems);
+      rowProblems.push(...load.rowProblems);
+      datasets = load.datasets;
+      for (const c of load.cases) cases.push(c as unknown as Case);
+      if (cases.length === 0 && load.declarationProblems.length === 0 && load.rowProblems.length === 0) {
+        problems.push(`${source} holds no cases: its datasets have no rows`);
+      }
+    }
+    const sets = def.evalSets;
+    if (sets !== undefined && sets !== null) {
+      const known = (m: string): boolean => names.has(m) || ids.has(m);
+      if (typeof sets === "string" || sets instanceof URL) {
+        const setsPath = sets instanceof URL ? fileURLToPath(sets) : isAbsolute(sets) ? sets : resolve(dirname(path), sets);
+        const display = displayPath(setsPath);
+        const loaded = loadEvalSetsFile(setsPath, display);
+        rowProblems.push(...loaded.problems);
+        evalSets = loaded.sets;
+        for (const p of evalSetProblems(evalSets, known)) {
+          rowProblems.push({ file: display, line: loaded.lineOf(p.set, p.index), field: `${p.set}[${p.index}]`, message: `${pyRepr(p.member)} is not a case name or id in the suite` });
+        }
+      } else {
+        try {
+          evalSets = normalizeEvalSets(sets as EvalSetsDefinition);
+          for (const p of evalSetProblems(evalSets, known)) problems.push(`evalSets.${p.set}[${p.index}]: ${pyRepr(p.member)} is not a case name or id in the suite`);
+        } catch (err) {
+          problems.push(errorMessage(err));
+        }
+      }
+    }
+  }
+
+  if (rowProblems.length > 0) throw new DatasetError(file, problems, rowProblems);
   if (problems.length > 0) throw new SuiteLoadError(ErrorCode.SuiteInvalid, file, problems);
   return {
     path,
@@ -181,14 +269,32 @@ function validateSuiteModule(file: string, path: string, mod: Record<string, unk
     judgeModel: def!.judgeModel ?? null,
     defaultTimeout: def!.defaultTimeout ?? null,
     mcpClients: [...(def!.mcpClients ?? [])],
-    fingerprint: suiteFingerprint(cases),
+    fingerprint: suiteFingerprint(cases, datasets),
+    evalSets,
+    passThreshold,
+    datasets,
   };
 }
 
-/** sha256 (hex) of the ordered case names and their serialisable settings. */
-export function suiteFingerprint(cases: readonly Case[]): string {
+/**
+ * sha256 (hex) of the ordered case names and their serialisable settings, and of the datasets'
+ * bytes: a row edited on one machine makes its workers refuse the run.
+ */
+export function suiteFingerprint(cases: readonly Case[], datasets: readonly { ref: string; digest: string }[] = []): string {
   const hash = createHash("sha256");
   for (const c of cases) {
+    if (isDatasetCase(c)) {
+      // Only where the row is: the dataset's digest below covers what it holds.
+      hash.update(JSON.stringify(["row", ...c.fingerprintKey()]));
+      hash.update("\n");
+      continue;
+    }
+    // The data-driven checks are hashed only when set, so older suites keep their fingerprints.
+    const expectedOutput = c.expectedOutput ?? null;
+    const extra =
+      c.id || expectedOutput !== null || c.expectedAgentTools || c.expectedKnowledgeSources
+        ? [c.id ?? null, expectedOutput, expectedOutput !== null ? c.outputScoring : null, c.expectedAgentTools ?? null, c.expectedKnowledgeSources ?? null]
+        : [];
     hash.update(
       JSON.stringify([
         c.name,
@@ -203,10 +309,12 @@ export function suiteFingerprint(cases: readonly Case[]): string {
         c.allowAdditionalToolCalls,
         c.scorer !== null,
         c.input,
+        ...extra,
       ]),
     );
     hash.update("\n");
   }
+  for (const d of datasets) hash.update(`dataset ${d.ref} ${d.digest}\n`);
   return hash.digest("hex");
 }
 

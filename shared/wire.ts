@@ -9,6 +9,35 @@ import { ErrorInfoSchema } from "./errors.ts";
 /** Version of the thread protocol; a mismatch is refused with a clear error. */
 export const THREAD_PROTOCOL = 1;
 
+const VerdictSchema = z.object({ passed: z.boolean(), reason: z.string() });
+/** Verdicts of the data-driven checks (see shared/result.ts `ExpectationsData`). */
+export const ExpectationsSchema = z.object({
+  expectedOutput: VerdictSchema.extend({ method: z.string() }).optional(),
+  expectedAgentTools: VerdictSchema.optional(),
+  expectedKnowledgeSources: VerdictSchema.optional(),
+});
+
+/** One run of a repeated case (see shared/result.ts `RepeatResultData`). */
+export const RepeatResultSchema = z.object({
+  repeat: z.number().int().positive(),
+  passed: z.boolean(),
+  sessionId: z.string(),
+  durationSeconds: z.number(),
+  judgePassed: z.boolean().nullable(),
+  judgeReason: z.string().nullable(),
+  judgeScore: z.number().nullable(),
+  reliabilityPassed: z.boolean().nullable(),
+  output: z.string().nullable(),
+  toolsCalled: z.array(z.string()).readonly(),
+  timedOut: z.boolean(),
+  skipped: z.boolean(),
+  error: z.string().nullable(),
+  score: z.object({ value: z.number(), passed: z.boolean(), reason: z.string().nullable().optional() }).nullable(),
+  expectations: ExpectationsSchema.nullable(),
+  attempts: z.number().int().nonnegative(),
+  worker: z.string().nullable(),
+});
+
 /** Plain-data form of a case result (see shared/result.ts). */
 export const CaseResultDataSchema = z.object({
   name: z.string(),
@@ -47,6 +76,13 @@ export const CaseResultDataSchema = z.object({
       missingToolCalls: z.array(z.string()),
     })
     .nullable(),
+  // Optional, so results from an evalfleet without data-driven checks still parse.
+  expectations: ExpectationsSchema.nullish(),
+  repeats: z.array(RepeatResultSchema).readonly().nullish(),
+  // Optional for the same reason; the results store records it (the raw response stays on the worker).
+  usage: z
+    .object({ inputTokens: z.number().nullable(), outputTokens: z.number().nullable(), totalTokens: z.number().nullable(), costUsd: z.number().nullable() })
+    .nullish(),
 });
 export type CaseResultWire = z.infer<typeof CaseResultDataSchema>;
 
@@ -174,6 +210,10 @@ export const RunManifestSchema = z.object({
   ackWaitSeconds: z.number().positive(),
   /** Whether workers stream run events (`-v`). */
   forwardEvents: z.boolean(),
+  /** Runs per case (`--repeat`): a worker runs every repeat of a case it takes. Default 1. */
+  repeat: z.number().int().positive().default(1),
+  /** The run-level pass threshold (0-1) the exit code follows, or null; kept so `resume` decides the same way. */
+  passThreshold: z.number().min(0).max(1).nullable().default(null),
   createdAt: z.string(),
   coordinator: z.object({ host: z.string(), pid: z.number().int() }),
 });
@@ -209,13 +249,18 @@ export const WorkerRecordSchema = z.object({
 export type WorkerRecord = z.infer<typeof WorkerRecordSchema>;
 
 /** `evalfleet.<run>.cases.<index>`: run one case. */
-export const CaseMessageSchema = z.object({
-  v: V,
-  runId: z.string(),
-  index: z.number().int().nonnegative(),
-  name: z.string(),
-  fingerprint: z.string().length(64),
-});
+export const CaseMessageSchema = z
+  .object({
+    v: V,
+    runId: z.string(),
+    index: z.number().int().nonnegative(),
+    name: z.string(),
+    fingerprint: z.string().length(64),
+  })
+  // Code never travels: a case is named by index and name, and the worker runs its own suite's
+  // case. A message that carries anything else (code, another suite's path) is not ours: strict,
+  // so it is refused and disposed of rather than quietly run as the case it names.
+  .strict();
 export type CaseMessage = z.infer<typeof CaseMessageSchema>;
 
 /** `evalfleet.<run>.results.<index>`: one case's result, published once. */
@@ -240,13 +285,49 @@ export const EventMessageSchema = z.object({
 });
 export type EventMessage = z.infer<typeof EventMessageSchema>;
 
-/** Cuts `text` to at most {@link MAX_OUTPUT_BYTES} UTF-8 bytes, ending with a marker that says how much was cut. */
+/** Largest text field other than the output kept in a result (errors, reasons), in bytes. */
+export const MAX_TEXT_BYTES = 16 * 1024;
+/** Largest result message, in bytes: well under NATS's default 1 MiB payload limit. */
+export const MAX_RESULT_MESSAGE_BYTES = 768 * 1024;
+
+/**
+ * Makes a result fit on the wire: the output is cut to {@link MAX_OUTPUT_BYTES}, errors and
+ * reasons to {@link MAX_TEXT_BYTES}, a scorer's detail over that size is replaced by a note, the
+ * raw response is dropped (it never reaches the report). Each cut ends with a marker saying so.
+ */
+export function fitResultForWire(result: CaseResultWire): CaseResultWire {
+  return {
+    ...result,
+    response: null,
+    output: truncateOutput(result.output),
+    error: truncateOutput(result.error, MAX_TEXT_BYTES),
+    judgeReason: truncateOutput(result.judgeReason, MAX_TEXT_BYTES),
+    toolsCalled: result.toolsCalled.length > 1000 ? [...result.toolsCalled.slice(0, 1000), `... ${result.toolsCalled.length - 1000} more`] : result.toolsCalled,
+    score: result.score
+      ? {
+          ...result.score,
+          reason: truncateOutput(result.score.reason ?? null, MAX_TEXT_BYTES),
+          detail:
+            result.score.detail && Buffer.byteLength(JSON.stringify(result.score.detail)) > MAX_TEXT_BYTES
+              ? { truncated: "detail over 16 KiB left out by evalfleet" }
+              : (result.score.detail ?? null),
+        }
+      : null,
+  };
+}
+
+/**
+ * Cuts `text` to at most `maxBytes` UTF-8 bytes (default {@link MAX_OUTPUT_BYTES}), marker
+ * included: the end says how long the text was and how much was kept. Idempotent: a text already
+ * within the limit is returned as is.
+ */
 export function truncateOutput(text: string | null, maxBytes: number = MAX_OUTPUT_BYTES): string | null {
   if (text === null) return null;
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes <= maxBytes) return text;
-  const marker = `\n[evalfleet: output truncated: ${bytes} bytes, kept the first ${maxBytes}]`;
+  const markerFor = (kept: number): string => `\n[evalfleet: output truncated: ${bytes} bytes, kept the first ${kept}]`;
+  const keep = Math.max(0, maxBytes - Buffer.byteLength(markerFor(maxBytes)));
   // Cut on a character boundary: decoding a byte slice drops a partial last character.
-  const kept = Buffer.from(text, "utf8").subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, "");
-  return kept + marker;
+  const kept = Buffer.from(text, "utf8").subarray(0, keep).toString("utf8").replace(/\uFFFD$/, "");
+  return kept + markerFor(Buffer.byteLength(kept));
 }

@@ -278,7 +278,13 @@ describe("AgentAsJudgeEval: parameters are validated", () => {
     refused({ printSummary: "yes" }, "AgentAsJudgeEval: printSummary must be a boolean, got 'yes'");
     refused({ filePathToSaveResults: "" }, "AgentAsJudgeEval: filePathToSaveResults must be a non-empty string, got ''");
     refused({ scoring_strategy: "numeric" }, "AgentAsJudgeEval: unknown option 'scoring_strategy' (did you mean scoringStrategy?)");
-    refused({ db: {} }, "AgentAsJudgeEval: db is not supported: evalfleet has no results store yet; use filePathToSaveResults or read the returned result");
+    refused({ db: {} }, "AgentAsJudgeEval: db must be a store URL (sqlite:PATH, postgres://...) or a ResultsStore, got {}");
+    assert.throws(() => new AgentAsJudgeEval({ db: "mysql://u:hunter2@db/evals" }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, "STORE_URL_INVALID");
+      assert.equal(err.message, "results store URL 'mysql://u:***@db/evals' has an unsupported scheme 'mysql': use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE");
+      return true;
+    });
+    refused({ dbTimeout: 0 }, "AgentAsJudgeEval: dbTimeout must be a number of seconds > 0, got 0");
     assert.doesNotThrow(() => new AgentAsJudgeEval({ telemetry: true, runInBackground: true, name: "n", printResults: false }));
   });
 

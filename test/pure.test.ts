@@ -392,7 +392,8 @@ describe("SuiteResult (spec K)", () => {
     assert.equal(s.failed, 0);
     assert.equal(s.status, "FAIL");
     assert.deepEqual(s.toJSON(), {
-      summary: { total: 0, passed: 0, failed: 0, status: "FAIL", skipped: 0, run_id: null, duration_seconds: 0 },
+      // evalfleet's additive keys (issue 8) follow Agno's.
+      summary: { total: 0, passed: 0, failed: 0, status: "FAIL", skipped: 0, run_id: null, duration_seconds: 0, pass_rate: 0, pass_threshold: null, repeat: 1, pass_at_k: null },
       cases: [],
     });
     assert.equal(new SuiteResult().status, "FAIL");
@@ -427,8 +428,8 @@ describe("SuiteResult (spec K)", () => {
     });
     const json = new SuiteResult([r], { runId: "run-1", durationSeconds: 2.5 }).toJSON();
     assert.deepEqual(Object.keys(json), ["summary", "cases"]);
-    assert.deepEqual(Object.keys(json.summary), ["total", "passed", "failed", "status", "skipped", "run_id", "duration_seconds"]);
-    assert.deepEqual(json.summary, { total: 1, passed: 1, failed: 0, status: "PASS", skipped: 0, run_id: "run-1", duration_seconds: 2.5 });
+    assert.deepEqual(Object.keys(json.summary), ["total", "passed", "failed", "status", "skipped", "run_id", "duration_seconds", "pass_rate", "pass_threshold", "repeat", "pass_at_k"]);
+    assert.deepEqual(json.summary, { total: 1, passed: 1, failed: 0, status: "PASS", skipped: 0, run_id: "run-1", duration_seconds: 2.5, pass_rate: 1, pass_threshold: null, repeat: 1, pass_at_k: null });
     const agnoKeys = [
       "name", "agent_id", "team_id", "tags", "session_id", "duration_seconds",
       "judge_passed", "judge_reason", "judge_score", "reliability_passed", "output",
@@ -436,7 +437,7 @@ describe("SuiteResult (spec K)", () => {
       "score_value", "score_passed", "score_reason",
     ];
     assert.equal(agnoKeys.length, 19);
-    assert.deepEqual(Object.keys(json.cases[0]!), [...agnoKeys, "index", "attempts", "worker"]);
+    assert.deepEqual(Object.keys(json.cases[0]!), [...agnoKeys, "index", "attempts", "worker", "expectations", "repeats", "pass_rate", "pass_at_k"]);
     assert.deepEqual(json.cases[0], {
       name: "capital",
       agent_id: "geo-agent",
@@ -460,6 +461,10 @@ describe("SuiteResult (spec K)", () => {
       index: 4,
       attempts: 2,
       worker: "thread-1",
+      expectations: null,
+      repeats: null,
+      pass_rate: null,
+      pass_at_k: null,
     });
   });
 

@@ -17,9 +17,11 @@ import {
 import {
   CancelSchema,
   CaseMessageSchema,
+  MAX_RESULT_MESSAGE_BYTES,
   NATS_PROTOCOL,
-  RunStateSchema,
+  fitResultForWire,
   truncateOutput,
+  RunStateSchema,
   type EventMessage,
   type ResultMessage,
   type RunManifest,
@@ -27,6 +29,8 @@ import {
 } from "../shared/wire.ts";
 import { CaseResult } from "../shared/result.ts";
 import { resultShell } from "./lifecycle.ts";
+import { runRepeated, sharedLimit } from "./repeats.ts";
+import { resultForMessage } from "../shared/repeats.ts";
 import type { CaseMetricsSink } from "./metrics.ts";
 import type { CasePool } from "./pool.ts";
 import type { Slots } from "./slots.ts";
@@ -66,6 +70,8 @@ export interface RunServerDeps {
   metrics?: CaseMetricsSink | null;
 }
 
+/** Largest case message a worker accepts, in bytes: a real one is a few hundred bytes. */
+export const MAX_CASE_MESSAGE_BYTES = 64 * 1024;
 /** How long one pull waits for cases, in ms. */
 const PULL_EXPIRES_MS = 2_000;
 /** Most cases asked for in one pull. */
@@ -82,6 +88,9 @@ export class RunServer {
   readonly #cancel = new AbortController();
   #over: string | null = null;
   #busy = 0;
+  /** The run's selected cases by declaration index. */
+  readonly #selected: ReadonlyMap<number, { index: number; name: string }>;
+  #tick: Promise<void> | null = null;
   #interrupted = 0;
   /** Pulls of this run server waiting for a case. */
   #pulling = 0;
@@ -92,6 +101,7 @@ export class RunServer {
     this.#manifest = manifest;
     this.#runId = manifest.runId;
     this.#deps = deps;
+    this.#selected = new Map(manifest.selected.map((s) => [s.index, s]));
     setMaxListeners(0, this.#cancel.signal);
   }
 
@@ -214,22 +224,38 @@ export class RunServer {
 
   async #handle(m: JsMsg): Promise<void> {
     const { logger, suite, pool, workerId } = this.#deps;
-    const log = logger.child({ run: this.#runId, subject: m.subject });
+    // A child logger per case costs more than the rest of the bookkeeping: build it only to log.
+    let child: Logger | undefined;
+    const log = (): Logger => (child ??= logger.child({ run: this.#runId, subject: m.subject }));
     const attempt = m.info.deliveryCount;
     const index = indexOfSubject(m.subject);
+    const selected = index === null ? undefined : this.#selected.get(index);
+    const size = m.data.length;
     let parsed: unknown;
-    try {
-      parsed = m.json();
-    } catch {
-      parsed = undefined;
+    let notJson = false;
+    if (size <= MAX_CASE_MESSAGE_BYTES) {
+      try {
+        parsed = m.json();
+      } catch {
+        notJson = true;
+      }
     }
     const msg = CaseMessageSchema.safeParse(parsed);
-    const selected = index === null ? undefined : this.#manifest.selected.find((s) => s.index === index);
-    if (!msg.success || msg.data.runId !== this.#runId || msg.data.index !== index || !selected || msg.data.name !== selected.name) {
-      const why = !msg.success
-        ? `malformed case message: ${msg.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`
-        : `case message does not match the run's manifest (run '${msg.data.runId}', index ${msg.data.index}, name '${msg.data.name}')`;
-      log.error({ attempt }, `disposing of a bad case message: ${why}`);
+    if (size > MAX_CASE_MESSAGE_BYTES || !msg.success || msg.data.runId !== this.#runId || msg.data.index !== index || !selected || msg.data.name !== selected.name) {
+      const version = (parsed as { v?: unknown } | null)?.v;
+      const why =
+        size > MAX_CASE_MESSAGE_BYTES
+          ? `case message of ${size} bytes exceeds the ${MAX_CASE_MESSAGE_BYTES}-byte limit`
+          : notJson
+            ? "malformed case message: not valid JSON"
+            : version !== undefined && version !== NATS_PROTOCOL
+              ? `case message speaks protocol version ${JSON.stringify(version)}; this worker speaks ${NATS_PROTOCOL}`
+              : !msg.success
+                ? `malformed case message: ${msg.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`
+                : !selected
+                  ? `case index ${index} is not in the run's manifest`
+                  : `case message does not match the run's manifest (run '${msg.data.runId}', index ${msg.data.index}, name '${msg.data.name}')`;
+      log().error({ attempt }, `disposing of a bad case message: ${why}`);
       if (selected && index !== null) await this.#publishResult(errorResult(suite, index, selected.name, `worker: ${why}`, attempt, workerId)).catch(() => undefined);
       m.term();
       return;
@@ -241,7 +267,7 @@ export class RunServer {
     const c = suite.cases[msg.data.index];
     if (!c || c.name !== msg.data.name || msg.data.fingerprint !== suite.fingerprint) {
       const why = `case ${msg.data.index} '${msg.data.name}' is not in this worker's suite (fingerprint ${suite.fingerprint.slice(0, 12)})`;
-      log.error(why);
+      log().error(why);
       await this.#publishResult(errorResult(suite, msg.data.index, msg.data.name, `worker: ${why}`, attempt, workerId)).catch(() => undefined);
       m.term();
       return;
@@ -258,18 +284,24 @@ export class RunServer {
     let outcome;
     try {
       const index = msg.data.index;
-      outcome = await pool.runOutcome({
-        index,
-        name: c.name,
-        defaultTimeout: this.#manifest.defaultTimeout,
-        timeoutSeconds: c.resolveTimeout(this.#manifest.defaultTimeout),
-        hasTeardown: c.teardown !== null,
-        shell: () => resultShell(c, index),
-        signal: caseAbort,
-        onEvent: this.#manifest.forwardEvents
-          ? (event) => this.#publishEvent({ v: NATS_PROTOCOL, runId: this.#runId, index, workerId, kind: "event", event })
-          : undefined,
-      });
+      // --repeat N: this worker runs every repeat of the case (the pool queues what exceeds its threads).
+      outcome = await runRepeated(
+        this.#manifest.repeat,
+        () =>
+          pool.runOutcome({
+            index,
+            name: c.name,
+            defaultTimeout: this.#manifest.defaultTimeout,
+            timeoutSeconds: c.resolveTimeout(this.#manifest.defaultTimeout),
+            hasTeardown: c.teardown !== null,
+            shell: () => resultShell(c, index),
+            signal: caseAbort,
+            onEvent: this.#manifest.forwardEvents
+              ? (event) => this.#publishEvent({ v: NATS_PROTOCOL, runId: this.#runId, index, workerId, kind: "event", event })
+              : undefined,
+          }),
+        { limit: sharedLimit(pool, this.#deps.slots.size), signal: caseAbort, shell: () => resultShell(c, index) },
+      );
     } finally {
       clearInterval(lease);
     }
@@ -280,7 +312,7 @@ export class RunServer {
       return;
     }
     if (outcome.crashed && attempt < this.#manifest.maxAttempts) {
-      log.warn({ attempt, cause: outcome.crashed }, "the case's thread crashed; handing the case back for redelivery");
+      log().warn({ attempt, cause: outcome.crashed }, "the case's thread crashed; handing the case back for redelivery");
       this.#deps.metrics?.caseHandedBack("thread_crash");
       m.nak(1000);
       return;
@@ -289,13 +321,14 @@ export class RunServer {
     result.attempts = attempt;
     result.worker = workerId;
     try {
+      await this.#nextTick();
       await this.#publishResult(result);
       // A lost ack only means a redelivery, which finds the result above and acks again.
       m.ack();
       this.#deps.metrics?.caseFinished(result);
     } catch (err) {
       // Without a published result the case must come back: leave it unacked (or hand it back now).
-      log.error({ err: errorMessage(err) }, "could not publish a result; handing the case back");
+      log().error({ err: errorMessage(err) }, "could not publish a result; handing the case back");
       this.#deps.metrics?.caseHandedBack("publish_failed");
       m.nak(1000);
     }
@@ -342,11 +375,17 @@ export class RunServer {
       index: result.index,
       name: result.name,
       workerId: this.#deps.workerId,
-      result: { ...wire, response: null, output: truncateOutput(wire.output) },
+      // The response is dropped and outputs are cut (repeats included) to fit a message.
+      result: fitResultForWire(resultForMessage(wire)),
     };
+    let body = JSON.stringify(payload);
+    if (Buffer.byteLength(body) > MAX_RESULT_MESSAGE_BYTES) {
+      // Many fields near their limits at once: keep the verdicts, cut the output hard.
+      body = JSON.stringify({ ...payload, result: { ...payload.result, output: truncateOutput(payload.result.output, 4096) } });
+    }
     for (let tries = 1; ; tries++) {
       try {
-        await this.#deps.broker.js.publish(resultSubject(this.#runId, result.index), JSON.stringify(payload), {
+        await this.#deps.broker.js.publish(resultSubject(this.#runId, result.index), body, {
           msgID: resultMsgId(this.#runId, result.index),
           expect: { lastSubjectSequence: 0 },
         });
@@ -360,11 +399,27 @@ export class RunServer {
   }
 
   #publishEvent(event: EventMessage): void {
-    try {
-      this.#deps.broker.nc.publish(eventSubject(this.#runId, event.index), JSON.stringify(event));
-    } catch {
-      // Live events are disposable.
-    }
+    void this.#nextTick().then(() => {
+      try {
+        this.#deps.broker.nc.publish(eventSubject(this.#runId, event.index), JSON.stringify(event));
+      } catch {
+        // Live events are disposable.
+      }
+    });
+  }
+
+  /**
+   * Resolves on the next turn of the event loop, the same promise for everyone waiting in this turn.
+   * Publishes and acks made right after it go out in one socket write: the client flushes what was
+   * queued before its next microtask, and per-case writes were the largest cost left per case.
+   */
+  #nextTick(): Promise<void> {
+    return (this.#tick ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.#tick = null;
+        resolve();
+      }),
+    ));
   }
 
   async #presence(accepted: boolean, reason: string | null): Promise<void> {

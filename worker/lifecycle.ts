@@ -3,13 +3,16 @@ import { isAsyncIterable, type RunEvent, type RunOutput } from "../shared/agent.
 import type { Case } from "../shared/case.ts";
 import type { JudgeModel } from "../shared/judge-model.ts";
 import { CaseResult } from "../shared/result.ts";
-import { describeError } from "../shared/errors.ts";
+import { describeError, errorMessage } from "../shared/errors.ts";
+import { materializeCase } from "../shared/dataset-case.ts";
 import { round3 } from "../shared/py-format.ts";
+import { usageFromMetrics } from "../shared/usage.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { contentAsString, toolsCalled } from "./evidence.ts";
 import { buildJudgeRequest, runJudge } from "./checks/judge.ts";
 import { evaluateReliability } from "./checks/reliability.ts";
 import { runScorer } from "./checks/scorer.ts";
+import { hasExpectations, runExpectations } from "./checks/expectations.ts";
 import { defaultJudgeModel } from "./models/default-judge.ts";
 
 /**
@@ -77,13 +80,23 @@ export function resultShell(c: Case, index: number): CaseResult {
 }
 
 /** Runs one case through its whole lifecycle. Never throws. */
-export async function runCase(c: Case, options: RunCaseOptions = {}): Promise<CaseResult> {
+export async function runCase(declared: Case, options: RunCaseOptions = {}): Promise<CaseResult> {
   const started = performance.now();
-  const result = resultShell(c, options.index ?? 0);
+  const result = resultShell(declared, options.index ?? 0);
   result.attempts = options.attempts ?? 1;
   result.worker = options.worker ?? "local";
-  result.sessionId = newSessionId(c.name);
+  result.sessionId = newSessionId(declared.name);
   const observer = options.observer ?? {};
+  let c: Case;
+  try {
+    // A dataset case reads its row from the file now: no process holds every row's inputs at once.
+    c = materializeCase(declared);
+  } catch (err) {
+    result.addError(`dataset: ${errorMessage(err)}`);
+    result.durationSeconds = round3((performance.now() - started) / 1000);
+    observer.onPhase?.("done", {}, result);
+    return result;
+  }
   try {
     observer.onPhase?.("setup", {}, result);
     let context: unknown;
@@ -236,6 +249,22 @@ async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: Ab
       record(`scorer: ${describeError(err)}`);
     }
   }
+  if (!scope.open) return;
+  if (hasExpectations(c)) {
+    try {
+      const { expectations, errors } = await runExpectations(c, captured, result.output, {
+        // Same resolution as the criteria judge: the case's, the suite's or runner's, then the default.
+        model: () => c.judgeModel || options.judgeModel || defaultJudgeModel(),
+        signal,
+        deadline,
+        onProblem: (problem) => (options.logger ?? (defaultLogger ??= silentLogger())).debug({ case: c.name, problem }, "expected_output judge returned no result"),
+      });
+      commit(() => (result.expectations = expectations));
+      for (const e of errors) record(e);
+    } catch (err) {
+      record(`expected_output: ${describeError(err)}`);
+    }
+  }
 }
 
 async function judgeCheck(
@@ -280,6 +309,7 @@ function captureEvidence(result: CaseResult, output: RunOutput): void {
   result.response = output;
   result.output = contentAsString(output.content);
   result.toolsCalled = toolsCalled(output);
+  result.usage = usageFromMetrics(output.metrics);
 }
 
 function errorEventText(event: { error?: unknown; content?: unknown; errorType?: unknown }): string {

@@ -103,6 +103,7 @@ export class CasePool {
   /** Where cancels are broadcast to the threads (created on the first cancel). */
   #control: BroadcastChannel | undefined;
 
+
   constructor(options: CasePoolOptions) {
     const threads = Math.max(1, options.threads ?? 2);
     const concurrency = Math.max(1, options.concurrency ?? 4);

@@ -137,7 +137,14 @@ export class WorkerService {
     }
     let nc: NatsConnection;
     try {
-      nc = await connectNats(o.nats, { name: `evalfleet-worker/${processLabel()}`, reconnectForever: true, waitOnFirstConnect: true, timeoutMs: 10_000 });
+      nc = await connectNats(o.nats, {
+        name: `evalfleet-worker/${processLabel()}`,
+        reconnectForever: true,
+        waitOnFirstConnect: true,
+        onWait: (line) => this.#log.warn(line),
+        signal: this.#stopping.signal,
+        timeoutMs: 10_000,
+      });
     } catch (err) {
       await health?.close();
       throw err;
@@ -158,7 +165,8 @@ export class WorkerService {
     const idle = o.exitWhenIdleSeconds ? setInterval(() => this.#checkIdle(), 1000) : null;
     let exit: WorkerExit;
     try {
-      const broker = await openBroker(nc);
+      // A least-privilege worker may not create the streams: it waits for a coordinator to.
+      const broker = await openBroker(nc, { waitForCreation: { signal: this.#stopping.signal, onWait: (line) => this.#log.warn(line) } });
       this.#setState("running");
       const deps = {
         broker,

@@ -63,6 +63,62 @@ function listenOnControl(name: string): void {
   };
 }
 
+/**
+ * How long a case runs before its commits are streamed to the main thread, in ms. Commits only
+ * matter if the thread is terminated under the case (the main side then reports what it knew);
+ * a case that finishes sooner never needs them, and most cases do, so they cost nothing.
+ */
+export const COMMIT_STREAM_AFTER_MS = 200;
+
+/**
+ * Streams a case's commits (evidence, verdicts, errors) to the main thread once the case has run
+ * for {@link COMMIT_STREAM_AFTER_MS}: the latest commit is sent then, and every later one at once.
+ * Best effort by design: a case that blocks its thread within the first moments keeps its evidence
+ * in the thread (the main side still reports it as timed out).
+ */
+class CommitStream {
+  #latest: CaseResult | null = null;
+  #streaming = false;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly taskId: number,
+    private readonly post: (message: ThreadMessage) => void,
+  ) {
+    this.#timer = setTimeout(() => {
+      this.#streaming = true;
+      if (this.#latest) this.#send(this.#latest);
+    }, COMMIT_STREAM_AFTER_MS);
+    this.#timer.unref();
+  }
+
+  commit(r: CaseResult): void {
+    this.#latest = r;
+    if (this.#streaming) this.#send(r);
+  }
+
+  done(): void {
+    clearTimeout(this.#timer);
+  }
+
+  #send(r: CaseResult): void {
+    this.post({
+      kind: "commit",
+      taskId: this.taskId,
+      commit: {
+        output: r.output,
+        toolsCalled: [...r.toolsCalled],
+        error: r.error,
+        judgePassed: r.judgePassed,
+        judgeReason: r.judgeReason,
+        judgeScore: r.judgeScore,
+        reliabilityPassed: r.reliabilityPassed,
+        score: r.score ? { value: r.score.value, passed: r.score.passed, reason: r.score.reason ?? null } : null,
+      },
+    });
+  }
+}
+
 /** Serialises a result for the trip to the main thread (the raw response is reduced to plain data). */
 export function resultToWire(result: CaseResult): CaseResultWire {
   const data = result.toData();
@@ -127,6 +183,7 @@ export default async function runThreadTask(raw: { task: unknown }): Promise<Thr
         ...(entry.warnings.length > 0 ? { warnings: entry.warnings.splice(0) } : {}),
       };
     }
+    const commits = new CommitStream(taskId, post);
     const result = await runCase(c, {
       index: task.index,
       attempts: task.attempt,
@@ -143,23 +200,10 @@ export default async function runThreadTask(raw: { task: unknown }): Promise<Thr
           else if (phase === "run") post({ kind: "phase", taskId, phase, threadId, sessionId: r.sessionId, deadline: info.deadline });
           else if (phase === "teardown" && c.teardown) post({ kind: "phase", taskId, phase, threadId });
         },
-        onCommit: (r) =>
-          post({
-            kind: "commit",
-            taskId,
-            commit: {
-              output: r.output,
-              toolsCalled: [...r.toolsCalled],
-              error: r.error,
-              judgePassed: r.judgePassed,
-              judgeReason: r.judgeReason,
-              judgeScore: r.judgeScore,
-              reliabilityPassed: r.reliabilityPassed,
-              score: r.score ? { value: r.score.value, passed: r.score.passed, reason: r.score.reason ?? null } : null,
-            },
-          }),
+        onCommit: (r) => commits.commit(r),
       },
     });
+    commits.done();
     return { kind: "result", result: resultToWire(result), ...extras };
   } catch (err) {
     return { kind: "error", error: toErrorInfo(err), ...extras };

@@ -137,7 +137,8 @@ export class ConsoleReporter {
     const name = safeText(r.name);
     if (r.skipped) return [`${k.yellow("SKIP")}  ${name}  ${k.dim(safeText(r.error ?? ""))}`];
     const status = r.passed ? k.green("PASS") : k.red("FAIL");
-    const lines = [`${status}  ${name}  ${k.dim(`${safeText(c.componentId)} \u00b7 ${r.durationSeconds}s`)}`];
+    const runs = r.repeats && r.repeats.length > 0 ? ` \u00b7 ${r.repeats.filter((x) => x.passed).length}/${r.repeats.length} runs passed` : "";
+    const lines = [`${status}  ${name}  ${k.dim(`${safeText(c.componentId)} \u00b7 ${r.durationSeconds}s${runs}`)}`];
     if (this.#verbose) {
       lines.push("", "Response", safeText(r.output) || "(empty)");
       if (r.toolsCalled.length > 0) lines.push("", `tools fired: ${r.toolsCalled.map(safeText).join(", ")}`);
@@ -151,11 +152,29 @@ export class ConsoleReporter {
         if (r.reliability && r.reliability.failedToolCalls.length > 0) lines.push(`  unexpected: ${r.reliability.failedToolCalls.map(safeText).join(", ")}`);
       }
       if (r.score) lines.push(`Score: ${r.score.value} ${r.score.passed ? "PASS" : "FAIL"}${r.score.reason ? `  ${safeText(r.score.reason)}` : ""}`);
+      for (const [check, v] of expectationLines(r)) lines.push(`${check}: ${v.passed ? "PASS" : "FAIL"}  ${safeText(v.reason)}`);
       lines.push(k.dim(`session: ${safeText(r.sessionId)} \u00b7 ${r.durationSeconds}s`));
     }
+    // A failed data-driven check says why even without -v: the row's author needs the reason.
+    if (!this.#verbose) for (const [check, v] of expectationLines(r)) if (!v.passed) lines.push(`  ${k.red(`${check}:`)} ${safeText(v.reason)}`);
     if (r.error) lines.push(`  ${k.red("error:")} ${safeText(r.error)}`);
     return lines;
   }
+}
+
+/** The data-driven verdicts of a result, labelled as the dataset fields are (`expected_output (contains)`). */
+function expectationLines(r: CaseResult): [string, { passed: boolean; reason: string }][] {
+  const e = r.expectations;
+  if (!e) return [];
+  const out: [string, { passed: boolean; reason: string }][] = [];
+  if (e.expectedOutput) out.push([`expected_output (${e.expectedOutput.method})`, e.expectedOutput]);
+  if (e.expectedAgentTools) out.push(["expected_agent_tools", e.expectedAgentTools]);
+  if (e.expectedKnowledgeSources) out.push(["expected_knowledge_sources", e.expectedKnowledgeSources]);
+  return out;
+}
+
+function percent(fraction: number): string {
+  return `${(fraction * 100).toFixed(1).replace(/\.0$/, "")}%`;
 }
 
 /** Prints the "Eval Summary" table, the pass count and one line per errored case. */
@@ -164,10 +183,15 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   const check = (v: boolean | null): string => (v === null ? DASH : v ? "PASS" : "FAIL");
   const all = suite.results;
   const shown = all.length > SUMMARY_TABLE_LIMIT ? all.filter((r) => !r.passed) : all;
-  const table = new Table({ head: ["Case", "Judge", "Reliability", "Scorer", "Status", "Time"], style: { head: [], border: [] }, chars: COMPACT });
+  // The data-driven checks get a column only in runs that have them: other suites keep Agno's table.
+  const expected = all.some((r) => r.expectations);
+  const head = ["Case", "Judge", "Reliability", "Scorer", ...(expected ? ["Expected"] : []), "Status", "Time"];
+  const table = new Table({ head, style: { head: [], border: [] }, chars: COMPACT });
   for (const r of shown) {
     const status = r.skipped ? "SKIP" : r.passed ? "PASS" : "FAIL";
-    table.push([safeText(r.name), check(r.judgePassed), check(r.reliabilityPassed), r.score ? check(r.score.passed) : DASH, status, `${r.durationSeconds}s`]);
+    const verdicts = expectationLines(r).map(([, v]) => v.passed);
+    const expectedCell = expected ? [verdicts.length === 0 ? DASH : check(verdicts.every(Boolean))] : [];
+    table.push([safeText(r.name), check(r.judgePassed), check(r.reliabilityPassed), r.score ? check(r.score.passed) : DASH, ...expectedCell, status, `${r.durationSeconds}s`]);
   }
   const lines: string[] = ["", "Eval Summary"];
   if (shown.length > 0) lines.push(table.toString());
@@ -176,7 +200,13 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   if (suite.failed > 0) tally += `, ${suite.failed} failed`;
   if (suite.skipped > 0) tally += ` (${suite.skipped} skipped)`;
   tally += ` in ${suite.durationSeconds}s`;
-  lines.push(suite.status === "PASS" ? k.green(tally) : k.red(tally));
+  const verdict = suite.thresholdMet ?? suite.status === "PASS";
+  lines.push(verdict ? k.green(tally) : k.red(tally));
+  if (suite.passThreshold !== null) {
+    lines.push(`pass rate ${percent(suite.passRate)}, threshold ${percent(suite.passThreshold)}: ${suite.thresholdMet ? "met" : "not met"}`);
+  }
+  const atK = suite.passAtK;
+  if (atK) lines.push(`${suite.repeat} runs per case: pass@1 ${percent(atK["1"] ?? 0)}, pass@${suite.repeat} ${percent(atK[String(suite.repeat)] ?? 0)}`);
   const errored = all.filter((r) => r.error);
   for (const r of errored.slice(0, ERROR_LINES_LIMIT)) lines.push(`  ${safeText(r.name)}: ${safeText(r.error)}`);
   if (errored.length > ERROR_LINES_LIMIT) lines.push(`  ... and ${errored.length - ERROR_LINES_LIMIT} more (see the JSON report)`);

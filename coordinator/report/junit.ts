@@ -26,6 +26,10 @@ export function toJUnitXml(suite: SuiteResult, suiteName: string, timestamp: Dat
         r.judgePassed === false ? `judge failed${r.judgeScore !== null ? ` (score ${r.judgeScore})` : ""}${r.judgeReason ? `: ${r.judgeReason}` : ""}` : null,
         r.reliabilityPassed === false ? `reliability failed: missing ${r.reliability?.missingToolCalls.join(", ") || "-"}; unexpected ${r.reliability?.failedToolCalls.join(", ") || "-"}` : null,
         r.score && !r.score.passed ? `scorer failed (${r.score.value})${r.score.reason ? `: ${r.score.reason}` : ""}` : null,
+        r.expectations?.expectedOutput && !r.expectations.expectedOutput.passed ? `expected_output (${r.expectations.expectedOutput.method}) failed: ${r.expectations.expectedOutput.reason}` : null,
+        r.expectations?.expectedAgentTools && !r.expectations.expectedAgentTools.passed ? `expected_agent_tools failed: ${r.expectations.expectedAgentTools.reason}` : null,
+        r.expectations?.expectedKnowledgeSources && !r.expectations.expectedKnowledgeSources.passed ? `expected_knowledge_sources failed: ${r.expectations.expectedKnowledgeSources.reason}` : null,
+        r.repeats && r.repeats.length > 0 ? `${r.repeats.filter((x) => x.passed).length}/${r.repeats.length} runs passed` : null,
       ].filter((v): v is string => v !== null);
       const message = r.error || verdicts.join("; ") || "failed";
       const kind = isError(r.error, r.timedOut) ? "error" : "failure";

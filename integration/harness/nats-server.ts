@@ -4,12 +4,14 @@
  * 2. a pinned NATS image through testcontainers when a Docker engine answers;
  * 3. the local `nats-server` binary (PATH or /usr/sbin/nats-server) on free ports with a temporary store.
  * With none of the three, it throws one line saying how to install nats-server: tests fail, never pass silently.
+ * A server started from a configuration file (`config`) is always the local binary: a test that
+ * needs its own authentication, TLS or permissions cannot use a server someone else configured.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 
 /** A running server for one test file. */
 export interface TestNatsServer {
@@ -43,8 +45,29 @@ export function findNatsServerBinary(): string | null {
   return existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : null;
 }
 
+/** Options of {@link startNatsServer}. */
+export interface NatsServerOptions {
+  /** Require this user and password of every client (not applied to a `NATS_URL` server). */
+  auth?: { user: string; password: string };
+  /**
+   * The text of a configuration file to start from (authorization, accounts, TLS, operator mode),
+   * written to the server's temporary directory and passed with `-c`. The harness still sets the
+   * address, the free ports, JetStream and its store on the command line (flags win over the file).
+   * `include` may name an absolute path (nats-server 2.9 resolves every include relative to the
+   * including file, so the harness rewrites it).
+   */
+  config?: string;
+  /** Environment of the server process, on top of this one's: values for `$NAME` references in `config`. */
+  env?: Record<string, string>;
+}
+
 /** Starts (or binds) a server as described above. */
-export async function startNatsServer(): Promise<TestNatsServer> {
+export async function startNatsServer(options: NatsServerOptions = {}): Promise<TestNatsServer> {
+  if (options.config !== undefined) {
+    const bin = findNatsServerBinary();
+    if (!bin) throw new Error(`${INSTALL_HINT} (a test that starts nats-server from its own configuration needs the binary)`);
+    return startBinary(bin, options);
+  }
   if (process.env.NATS_URL) {
     const url = process.env.NATS_URL;
     const unavailable = async (): Promise<void> => {
@@ -52,10 +75,10 @@ export async function startNatsServer(): Promise<TestNatsServer> {
     };
     return { url, monitorUrl: null, kind: "env", pid: null, kill: unavailable, restart: unavailable, stop: async () => undefined };
   }
-  if (dockerAnswers()) return startContainer();
+  if (dockerAnswers()) return startContainer(options);
   const bin = findNatsServerBinary();
   if (!bin) throw new Error(INSTALL_HINT);
-  return startBinary(bin);
+  return startBinary(bin, options);
 }
 
 function dockerAnswers(): boolean {
@@ -64,9 +87,11 @@ function dockerAnswers(): boolean {
   return r.status === 0 && r.stdout.trim().length > 0;
 }
 
-async function startContainer(): Promise<TestNatsServer> {
+async function startContainer(options: NatsServerOptions): Promise<TestNatsServer> {
   const { NatsContainer } = await import("@testcontainers/nats");
-  const container = await new NatsContainer(NATS_IMAGE).withJetStream().withArg("m", "8222").start();
+  let image = new NatsContainer(NATS_IMAGE).withJetStream().withArg("m", "8222");
+  if (options.auth) image = image.withUsername(options.auth.user).withPass(options.auth.password);
+  const container = await image.start();
   const urlOf = (): string => `nats://${container.getHost()}:${container.getMappedPort(4222)}`;
   const server: TestNatsServer = {
     url: urlOf(),
@@ -87,7 +112,7 @@ async function startContainer(): Promise<TestNatsServer> {
   return server;
 }
 
-async function startBinary(bin: string): Promise<TestNatsServer> {
+async function startBinary(bin: string, options: NatsServerOptions): Promise<TestNatsServer> {
   const dir = mkdtempSync(join(tmpdir(), "evalfleet-nats-"));
   const store = join(dir, "js");
   let child: ChildProcess | undefined;
@@ -97,7 +122,13 @@ async function startBinary(bin: string): Promise<TestNatsServer> {
   const launch = async (): Promise<void> => {
     for (const f of readdirSync(dir)) if (f.endsWith(".ports")) rmSync(join(dir, f));
     const args = ["-a", "127.0.0.1", "-p", String(port), "-m", String(monitorPort), "-js", "-sd", store, "--ports_file_dir", dir];
-    const proc = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
+    if (options.auth) args.push("--user", options.auth.user, "--pass", options.auth.password);
+    if (options.config !== undefined) {
+      const file = join(dir, "server.conf");
+      writeFileSync(file, withRelativeIncludes(options.config, dir));
+      args.push("-c", file);
+    }
+    const proc = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...options.env } });
     child = proc;
     let stderr = "";
     proc.stderr!.on("data", (d) => (stderr += d));
@@ -149,6 +180,13 @@ async function startBinary(bin: string): Promise<TestNatsServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** `include /abs/path` -> `include "../../abs/path"`: nats-server 2.9 joins every include path onto the including file's folder. */
+function withRelativeIncludes(text: string, dir: string): string {
+  return text.replace(/^(\s*include\s+)(["']?)([^"'\s]+)\2\s*;?\s*$/gm, (line, lead: string, _q: string, path: string) =>
+    isAbsolute(path) ? `${lead}"${relative(dir, path)}"` : line,
+  );
 }
 
 function probe(port: number): Promise<boolean> {

@@ -161,7 +161,7 @@ export function toRunOutput(result: AgentsRunResultLike, startingAgent: { name: 
   const leader = bucket(startingAgent.name);
   const memberResponses: RunOutput[] = [...buckets.entries()]
     .filter(([name]) => name !== startingAgent.name)
-    .map(([name, b]) => ({ content: b.content, status: "completed", tools: b.tools, messages: b.messages, model: name }));
+    .map(([name, b]) => ({ content: b.content, status: "completed", tools: b.tools, messages: b.messages, model: name, agentId: name }));
   const usage = result.state?.usage;
   const metrics: RunMetrics = {};
   if (usage) {

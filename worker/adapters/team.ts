@@ -111,7 +111,8 @@ function delegationTool(members: ReadonlyMap<string, TeamMember>, memberResponse
         if (toolContext.signal.aborted) throw err;
         failure = describeError(err);
       }
-      if (output) memberResponses.push(output);
+      // The member's id rides on its output: `expected_agent_tools` entries may name it (member/tool).
+      if (output) memberResponses.push(output.agentId ? output : { ...output, agentId: member_id });
       const status = output ? (output.status ?? "completed") : null;
       if (failure || !output || status !== "completed") {
         throw new MemberFailed(`member '${member_id}' ${failure ? `failed: ${failure}` : output ? `ended with status ${String(status)}` : "returned no output"}`);

@@ -1,0 +1,26 @@
+/**
+ * The least a history needs of a recorded case, and how its outcome reads. Pure; no I/O.
+ * A `CaseRecord` from the store fits; so does a literal in a test.
+ */
+
+/** One case of one run, as history logic sees it. */
+export interface HistoryCase {
+  name: string;
+  passed: boolean;
+  skipped: boolean;
+  /** The numeric judge's score (1-10), or null. */
+  judgeScore: number | null;
+  /** The scorer's value (0-1), or null. */
+  scoreValue: number | null;
+  /** Seconds. */
+  durationSeconds: number;
+}
+
+/** A case's outcome in one run: a skipped case was not run, so it neither passed nor failed. */
+export type Outcome = "pass" | "fail" | "skip";
+
+/** The outcome of a recorded case. */
+export function outcomeOf(c: HistoryCase): Outcome {
+  if (c.skipped) return "skip";
+  return c.passed ? "pass" : "fail";
+}

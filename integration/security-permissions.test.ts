@@ -1,0 +1,169 @@
+// Least privilege: deploy/nats/evalfleet-permissions.conf, the very file deploy/ ships, on a real
+// nats-server. A worker and a coordinator with its two users complete a run (the worker started
+// first, on a server where nothing exists yet: it may not create the streams, so it waits for the
+// coordinator to), and the worker's user is refused what a worker must never do: publish a case,
+// purge the cases stream, cancel a run, write a run's records, create or delete a consumer of the
+// cases stream. deploy/nats/values.yaml must grant the Helm chart's users exactly the same.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
+import { evalfleet, exitOf, fixture, killLeftovers, readJson, root, waitFor } from "./harness/processes.ts";
+import { NO_NATS_ENV } from "./harness/auth-runs.ts";
+import { randomSecret } from "./harness/credentials.ts";
+import { CASES_STREAM, RUNS_BUCKET, caseSubject, caseSubjects, runConsumer, runKeys } from "../shared/subjects.ts";
+
+const CONF = join(root, "deploy", "nats", "evalfleet-permissions.conf");
+const VALUES = join(root, "deploy", "nats", "values.yaml");
+const BASIC = fixture("basic-suite.ts");
+/** The reply prefix the file lets workers subscribe to. */
+const WORKER_INBOX = "_INBOX.evalfleet_worker";
+
+describe("security: the least-privilege NATS users deploy/ ships", () => {
+  const passwords = { coordinator: randomSecret("coord-"), worker: randomSecret("worker-") };
+  let nats: TestNatsServer;
+  let asWorker: NatsConnection;
+  const coordinatorEnv = (): Record<string, string> => ({ ...NO_NATS_ENV, NATS_URL: nats.url, NATS_USER: "evalfleet-coordinator", NATS_PASSWORD: passwords.coordinator });
+  const workerEnv = (): Record<string, string> => ({ ...NO_NATS_ENV, NATS_URL: nats.url, NATS_USER: "evalfleet-worker", NATS_PASSWORD: passwords.worker, NATS_INBOX_PREFIX: WORKER_INBOX });
+
+  before(async () => {
+    // Exactly the shipped file: included, with the passwords it names taken from the server's environment.
+    nats = await startNatsServer({
+      config: `include ${CONF}\n`,
+      env: { EVALFLEET_COORDINATOR_NATS_PASSWORD: passwords.coordinator, EVALFLEET_WORKER_NATS_PASSWORD: passwords.worker },
+    });
+  });
+  after(async () => {
+    await asWorker?.close().catch(() => undefined);
+    await killLeftovers();
+    await nats?.stop();
+  });
+
+  test("a worker (started first, on a fresh server) and a coordinator complete a run with their own users", async () => {
+    const runId = "least-privilege";
+    const worker = evalfleet(["worker", BASIC, "--run", runId, "--threads", "1", "--log-level", "info"], workerEnv());
+    await waitFor(
+      () => /stream EVALFLEET_CASES does not exist yet and this NATS user may not create it: waiting for a coordinator to create it/.test(worker.stderr),
+      () => `the worker to wait for the streams:\n${worker.stderr}`,
+    );
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-sec-perm-"));
+    const c = await exitOf(evalfleet(["coordinator", "run", BASIC, "--run-id", runId, "--name", "alpha", "--name", "beta", "--json-output", join(dir, "r.json")], coordinatorEnv()), "the coordinator", 90_000);
+    assert.equal(c.code, 0, c.stdout + c.stderr);
+    assert.match(c.stdout, /^2\/2 passed/m);
+    assert.deepEqual(readJson(join(dir, "r.json")).cases.map((x: { worker: string }) => x.worker), [worker.label, worker.label]);
+    const w = await exitOf(worker, "the worker", 30_000);
+    assert.equal(w.code, 0, w.stderr);
+    assert.doesNotMatch(w.stderr, /Permissions Violation/i, "the worker did nothing it is not allowed to, once the streams existed");
+
+    // The coordinator's user serves `coordinator status` too.
+    const s = await exitOf(evalfleet(["coordinator", "status", runId, "--json"], coordinatorEnv()), "coordinator status", 30_000);
+    assert.equal(s.code, 0, s.stdout + s.stderr);
+    assert.equal(JSON.parse(s.stdout).phase, "completed");
+  });
+
+  test("the worker's user is refused publishing a case, purging, cancelling, writing run records and managing consumers of the cases stream", async () => {
+    asWorker = await connect({ servers: nats.url, user: "evalfleet-worker", pass: passwords.worker, inboxPrefix: WORKER_INBOX, maxReconnectAttempts: 0, timeout: 5000 });
+    const js = jetstream(asWorker, { timeout: 5000 });
+    const jsm = await jetstreamManager(asWorker, { timeout: 5000 });
+    const kv = await new Kvm(js).open(RUNS_BUCKET);
+    const runId = "least-privilege";
+    const denied = async (what: string, subject: string, attempt: () => Promise<unknown>): Promise<void> => {
+      await assert.rejects(attempt, (err: Error) => {
+        assert.match(err.message, new RegExp(`^Permissions Violation for Publish to "${subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"$`), what);
+        return true;
+      }, `${what} is refused`);
+    };
+    const forgedCase = JSON.stringify({ v: 1, runId, index: 0, name: "alpha", fingerprint: "0".repeat(64) });
+    await denied("publishing a case message", caseSubject(runId, 0), () => js.publish(caseSubject(runId, 0), forgedCase));
+    await denied("purging EVALFLEET_CASES", `$JS.API.STREAM.PURGE.${CASES_STREAM}`, () => jsm.streams.purge(CASES_STREAM, { filter: caseSubjects(runId) }));
+    await denied("creating the cancel key", `$KV.${RUNS_BUCKET}.${runKeys.cancel(runId)}`, () => kv.create(runKeys.cancel(runId), JSON.stringify({ v: 1, at: "now", by: "a worker", reason: "mischief" })));
+    await denied("writing the run's state", `$KV.${RUNS_BUCKET}.${runKeys.state(runId)}`, () => kv.put(runKeys.state(runId), "{}"));
+    await denied("writing a manifest", `$KV.${RUNS_BUCKET}.${runKeys.manifest("another-run")}`, () => kv.put(runKeys.manifest("another-run"), "{}"));
+    await denied("creating a consumer of EVALFLEET_CASES", `$JS.API.CONSUMER.CREATE.${CASES_STREAM}.thief.evalfleet.*.cases.*`, () =>
+      jsm.consumers.add(CASES_STREAM, { durable_name: "thief", ack_policy: AckPolicy.Explicit, filter_subject: "evalfleet.*.cases.*" }),
+    );
+    await denied("deleting a run's consumer", `$JS.API.CONSUMER.DELETE.${CASES_STREAM}.${runConsumer(runId)}`, () => jsm.consumers.delete(CASES_STREAM, runConsumer(runId)));
+    // Not a blanket refusal: what a worker needs still works for the same connection.
+    assert.equal((await kv.get(runKeys.state(runId)))?.json<{ phase: string }>().phase, "completed", "reading the run's state");
+    await kv.put(runKeys.worker(runId, "probe"), JSON.stringify({ v: 1 }));
+  });
+
+  test("a worker that does not use its reply prefix is told which option to set", async () => {
+    const env = { ...workerEnv(), NATS_INBOX_PREFIX: "" };
+    const r = await exitOf(evalfleet(["worker", BASIC, "--run", "no-prefix", "--log-level", "warn"], env), "the worker without its prefix", 30_000);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^worker: the NATS user may not use JetStream on .*: Permissions Violation for Subscription to "_INBOX\.[^"]+" \(if the server allows this user only its own reply prefix, set --nats-inbox-prefix or NATS_INBOX_PREFIX to it\)$/m);
+  });
+
+  test("deploy/nats/values.yaml gives the Helm chart's least-privilege users exactly the file's permissions", () => {
+    const conf = parseNatsConf(readFileSync(CONF, "utf8"));
+    const fromConf = (conf.accounts as any).EVALFLEET;
+    const values = parseYaml(readFileSync(VALUES, "utf8")) as any;
+    const fromValues = values.config.merge.accounts.EVALFLEET;
+    assert.equal(fromConf.jetstream, "enabled");
+    assert.equal(fromValues.jetstream, "enabled");
+    // The chart spells a server variable << $NAME >>; the file, $NAME.
+    const chartUsers = (fromValues.users as any[])
+      .filter((u) => u.permissions)
+      .map((u) => ({ ...u, password: { env: /^<< \$(\w+) >>$/.exec(u.password)?.[1] } }));
+    assert.deepEqual(chartUsers, fromConf.users);
+    assert.deepEqual(fromConf.users.map((u: { user: string }) => u.user), ["evalfleet-coordinator", "evalfleet-worker"]);
+    // Every password comes from the server's environment, none is written down.
+    for (const u of fromConf.users) assert.ok(u.password.env, `${u.user}: the password is a variable`);
+    // The Helm chart passes those variables from the nats-evalfleet Secret.
+    for (const u of fromConf.users) assert.ok(values.container.env[u.password.env]?.valueFrom?.secretKeyRef, `values.yaml sets ${u.password.env} from a Secret`);
+  });
+});
+
+/**
+ * The subset of the NATS configuration format that deploy/nats/evalfleet-permissions.conf uses:
+ * `#` comments, `key: value`, `key = value` and `key { ... }` entries, blocks, arrays (items
+ * separated by commas or newlines), quoted strings, bare words, and `$NAME` references: resolved
+ * when the file defines NAME, else `{ env: NAME }` (the server reads it from its environment).
+ */
+function parseNatsConf(text: string): Record<string, unknown> {
+  const tokens = [...text.replace(/(^|\s)#.*$/gm, "$1").matchAll(/"((?:[^"\\]|\\.)*)"|'([^']*)'|([{}[\],:=;])|([^\s{}[\],:=;"']+)/g)].map((m) =>
+    m[1] !== undefined ? { str: JSON.parse(`"${m[1]}"`) as string } : m[2] !== undefined ? { str: m[2] } : m[3] !== undefined ? { punct: m[3] } : { word: m[4]! },
+  );
+  let i = 0;
+  const vars: Record<string, unknown> = {};
+  const peek = (): (typeof tokens)[number] | undefined => tokens[i];
+  const skipSeparators = (): void => {
+    while (peek()?.punct === "," || peek()?.punct === ";") i++;
+  };
+  const value = (): unknown => {
+    const t = tokens[i++];
+    if (!t) throw new Error("unexpected end of the configuration");
+    if (t.punct === "{") return entries("}");
+    if (t.punct === "[") {
+      const list: unknown[] = [];
+      for (skipSeparators(); peek()?.punct !== "]"; skipSeparators()) list.push(value());
+      i++;
+      return list;
+    }
+    if (t.str !== undefined) return t.str;
+    if (t.word?.startsWith("$")) return t.word.slice(1) in vars ? vars[t.word.slice(1)] : { env: t.word.slice(1) };
+    if (t.word !== undefined) return t.word;
+    throw new Error(`unexpected '${t.punct}' in the configuration`);
+  };
+  const entries = (close: string | null): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    for (skipSeparators(); i < tokens.length && peek()?.punct !== close; skipSeparators()) {
+      const key = tokens[i++]!;
+      const name = key.word ?? key.str;
+      if (name === undefined) throw new Error(`expected a key, got '${key.punct}'`);
+      if (peek()?.punct === ":" || peek()?.punct === "=") i++;
+      out[name] = value();
+      if (close === null) vars[name] = out[name];
+    }
+    if (close !== null) i++;
+    return out;
+  };
+  return entries(null);
+}
