@@ -2,9 +2,9 @@
 // token, a user and password, and an NKey generated in the test, each on its own private
 // nats-server started from a generated configuration. For each, a coordinator and a worker complete
 // a run twice through the real CLI, once with the coordinator configured by flags and the worker by
-// environment variables and once the other way round; a client with wrong credentials and one with
-// none each get one clear line and exit 3; no byte of any output holds a secret
-// (integration/harness/auth-runs.ts).
+// environment variables and once the other way round; a coordinator with wrong credentials, and
+// (once: every password-like method refuses "nothing" alike) a worker with none, get one clear line
+// and exit 3; no byte of any output holds a secret (integration/harness/auth-runs.ts).
 import { after, describe, test } from "node:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
