@@ -11,9 +11,29 @@ import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { loadSuite, runSuiteLocal } from "../index.ts";
 import { evalfleet, exitOf, fixture } from "./harness/processes.ts";
+import { createTestDatabase, postgresUnavailable } from "../test/support/postgres.ts";
 
 const CHROMIUM = process.env.EVALFLEET_CHROMIUM ?? "/usr/bin/chromium";
 const skip = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set EVALFLEET_CHROMIUM`;
+const pgSkip = await postgresUnavailable();
+const drops: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const d of drops) await d().catch(() => undefined);
+});
+
+/** The store the runs are recorded in: a SQLite file, or a PostgreSQL database of the test's own. */
+const BACKENDS = [
+  { name: "sqlite", skip: false as const, url: async (dir: string): Promise<string> => `sqlite:${join(dir, "results.db")}` },
+  {
+    name: "postgres",
+    skip: pgSkip ?? (false as const),
+    url: async (): Promise<string> => {
+      const db = await createTestDatabase();
+      drops.push(db.drop);
+      return db.url;
+    },
+  },
+];
 
 /** Width and height of a PNG, from its IHDR chunk. */
 function pngSize(png: Buffer): { width: number; height: number } {
@@ -41,7 +61,7 @@ async function distinctColours(page: Page, png: Buffer): Promise<number> {
   }, png.toString("base64"));
 }
 
-describe("evalfleet report --html in headless Chromium", { skip }, () => {
+for (const backend of BACKENDS) describe(`evalfleet report --html in headless Chromium (${backend.name} store)`, { skip: skip || backend.skip }, () => {
   let browser: Browser;
   let dir: string;
   let html: string;
@@ -49,7 +69,7 @@ describe("evalfleet report --html in headless Chromium", { skip }, () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "evalfleet-html-"));
-    const db = `sqlite:${join(dir, "results.db")}`;
+    const db = await backend.url(dir);
     const suite = await loadSuite(fixture("history-suite.ts"));
     process.env.EVALFLEET_GIT_BRANCH = "main";
     // Four recorded runs: the flipper flips, the numeric judge drifts.

@@ -2,7 +2,7 @@
 // errors) and `cli(cases, { db })`, through the command line's own entry (`main`) in this process
 // (cases inline), on real SQLite stores; the history on a scripted one. The same commands as child processes are in
 // integration/store-cli.test.ts (PostgreSQL) and integration/html-report.test.ts.
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,10 +13,30 @@ import { ResultsStore } from "../coordinator/store/store.ts";
 import { caseRow, type RunStart } from "../coordinator/store/records.ts";
 import { CaseResult, SuiteResult } from "../shared/result.ts";
 import { MemoryStream, StubAgent } from "./support/doubles.ts";
+import { createTestDatabase, postgresUnavailable } from "./support/postgres.ts";
 
 const tmp = (what: string): string => mkdtempSync(join(tmpdir(), `evalfleet-history-cli-${what}-`));
 const HISTORY = join(import.meta.dirname, "fixtures", "history-suite.ts");
 const BASIC = join(import.meta.dirname, "fixtures", "basic-suite.ts");
+const pgSkip = await postgresUnavailable();
+const drops: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const d of drops) await d().catch(() => undefined);
+});
+
+/** Where a scripted history is written: a SQLite file, or a PostgreSQL database of the test's own. */
+const BACKENDS = [
+  { name: "sqlite", skip: false as const, url: async (): Promise<string> => `sqlite:${join(tmp("scripted"), "history.db")}` },
+  {
+    name: "postgres",
+    skip: pgSkip ?? (false as const),
+    url: async (): Promise<string> => {
+      const db = await createTestDatabase();
+      drops.push(db.drop);
+      return db.url;
+    },
+  },
+];
 
 /** `evalfleet ...args` in this process; its exit code and what it printed. */
 async function run(args: string[], env: Record<string, string | undefined> = {}) {
@@ -99,8 +119,7 @@ describe("cli(cases, { db })", () => {
 
 describe("history commands on a scripted history", () => {
   /** Four runs of suite `nightly` on main, one on another branch; outcomes as strings (P/F/S per case). */
-  async function scripted(dir: string): Promise<{ db: string; ids: string[] }> {
-    const db = `sqlite:${join(dir, "history.db")}`;
+  async function scripted(db: string): Promise<{ db: string; ids: string[] }> {
     const store = await ResultsStore.open(db);
     const plan: Array<[string, string, Record<string, [string, number | null]>]> = [
       ["r1", "main", { steady: ["P", 9], flappy: ["P", 8], breaks: ["P", null], fixed: ["F", null] }],
@@ -143,8 +162,8 @@ describe("history commands on a scripted history", () => {
     return { db, ids: plan.map((p) => p[0]) };
   }
 
-  test("runs, show, compare, flaky", async () => {
-    const { db } = await scripted(tmp("scripted"));
+  for (const backend of BACKENDS) test(`runs, show, compare, flaky (${backend.name})`, { skip: backend.skip }, async () => {
+    const { db } = await scripted(await backend.url());
 
     const runs = await run(["runs", "--db", db, "--suite", "nightly", "--branch", "main", "--limit", "3"]);
     assert.equal(runs.code, 0, runs.stderr);
@@ -194,7 +213,7 @@ describe("history commands on a scripted history", () => {
   });
 
   test("errors: an unknown run, no store, a store that is not there", async () => {
-    const { db } = await scripted(tmp("errors"));
+    const { db } = await scripted(`sqlite:${join(tmp("errors"), "history.db")}`);
     const unknown = await run(["show", "nope", "--db", db]);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /^error: no run 'nope' in sqlite:\S+ \(evalfleet runs lists them\)\n$/);
