@@ -105,7 +105,7 @@ describe("broker faults", () => {
         ["coordinator", "run", fixture("steady-suite.ts"), "--nats", cluster.url, "--run-id", "leader-1", "--ack-wait", "3", "--json-output", report, "--broker-timeout", "60"],
         env,
       );
-      await waitFor(() => [...runCounts(dir).values()].length >= 50, "50 cases to have run before the leader is killed");
+      await waitFor(() => [...runCounts(dir).values()].length >= 50, "50 cases to have run before the leader is killed", 90_000);
       const nc = await connect({ servers: cluster.url.split(","), timeout: 5000 });
       const jsm = await jetstreamManager(nc);
       const info = await jsm.streams.info(CASES_STREAM);
