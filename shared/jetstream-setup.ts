@@ -87,7 +87,7 @@ export async function openBroker(nc: NatsConnection, options: BrokerOptions = {}
   // The same race as the streams' (see ensureStream): retry, binding what the winner created.
   for (let attempt = 1; attempt <= 5 && !kv; attempt++) {
     try {
-      kv = await new Kvm(js).create(RUNS_BUCKET, { history: 5, ttl: 30 * DAY_MS, replicas });
+      kv = await withinMs(new Kvm(js).create(RUNS_BUCKET, { history: 5, ttl: 30 * DAY_MS, replicas }), CREATE_PATIENCE_MS, `opening the KV bucket ${RUNS_BUCKET}`);
     } catch (err) {
       kvError = err;
       if (wait && isPermissionDenied(err)) await waitForStream(jsm, `KV_${RUNS_BUCKET}`, wait);
@@ -127,7 +127,7 @@ async function ensureStream(
         continue;
       }
       try {
-        await jsm.streams.add(wanted);
+        await withinMs(jsm.streams.add(wanted), CREATE_PATIENCE_MS, `creating stream ${wanted.name}`);
         return;
       } catch (addErr) {
         lastError = addErr;
@@ -170,6 +170,23 @@ async function waitForStream(jsm: JetStreamManager, name: string, wait: NonNulla
     }
     await sleep(1000, wait.signal);
   }
+}
+
+/**
+ * How long one create may take before its answer is given up for a fresh look, in ms. A cluster
+ * (nats-server 2.9) answers the winner of concurrent creates at once and lets the losers run into
+ * the request timeout (10 s): every process starting with a fresh cluster would wait that long.
+ */
+const CREATE_PATIENCE_MS = 3_000;
+
+/** `promise`, or a rejection after `ms` (the request itself goes on; its late answer is ignored). */
+function withinMs<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  promise.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
