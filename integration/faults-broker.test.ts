@@ -100,12 +100,18 @@ describe("broker faults", () => {
       const dir = mkdtempSync(join(tmpdir(), "evalfleet-cluster-"));
       const env = { EVALFLEET_TEST_DIR: dir, EVALFLEET_CASES: "200", EVALFLEET_CASE_MS: "40", EVALFLEET_STREAM_REPLICAS: "3" };
       const report = join(dir, "report.json");
-      const workers = [0, 1].map(() => evalfleet(["worker", fixture("steady-suite.ts"), "--nats", cluster.url, "--concurrency", "6", "--run", "leader-1", "--log-level", "warn"], env));
+      // The coordinator creates the replicated streams first; the workers join the run after.
       const coordinator = evalfleet(
         ["coordinator", "run", fixture("steady-suite.ts"), "--nats", cluster.url, "--run-id", "leader-1", "--ack-wait", "3", "--json-output", report, "--broker-timeout", "60"],
         env,
       );
-      await waitFor(() => [...runCounts(dir).values()].length >= 50, "50 cases to have run before the leader is killed", 90_000);
+      await waitFor(() => /run id: leader-1/.test(coordinator.stdout), () => `the coordinator to start the run: ${coordinator.stderr}`, 60_000);
+      const workers = [0, 1].map(() => evalfleet(["worker", fixture("steady-suite.ts"), "--nats", cluster.url, "--concurrency", "6", "--run", "leader-1", "--log-level", "warn"], env));
+      await waitFor(
+        () => [...runCounts(dir).values()].length >= 50,
+        () => `50 cases to have run before the leader is killed; coordinator: ${coordinator.stdout.slice(-300)} ${coordinator.stderr.slice(-300)}; workers: ${workers.map((w) => w.stderr.slice(-300)).join(" | ")}`,
+        90_000,
+      );
       const nc = await connect({ servers: cluster.url.split(","), timeout: 5000 });
       const jsm = await jetstreamManager(nc);
       const info = await jsm.streams.info(CASES_STREAM);
