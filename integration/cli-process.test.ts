@@ -6,17 +6,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { outputOf, type Finished } from "./harness/processes.ts";
 
 const root = join(import.meta.dirname, "..");
 const bin = join(root, "bin", "evalfleet.mjs");
 const fixture = (name: string): string => join(root, "test", "fixtures", name);
 
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
 
 function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Finished> } {
   const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
@@ -44,7 +39,7 @@ describe("evalfleet run (child process)", () => {
     await waitFor(() => readdirSync(dir).filter((f) => f.startsWith("started-")).length === 2, "two cases in flight");
     child.kill("SIGINT");
     const r = await done;
-    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.equal(r.code, 3, outputOf(r));
     const payload = JSON.parse(readFileSync(report, "utf8"));
     assert.equal(payload.summary.total, 6);
     assert.equal(payload.summary.skipped, 4);
@@ -67,7 +62,7 @@ describe("evalfleet run (child process)", () => {
     const report = join(dir, "report.json");
     const { done } = start(["run", fixture("stuck-suite.ts"), "--threads", "1", "--concurrency", "2", "--grace", "0.5", "--json-output", report], { EVALFLEET_TEST_DIR: dir });
     const r = await done;
-    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.equal(r.code, 1, outputOf(r));
     const [spin, mate] = JSON.parse(readFileSync(report, "utf8")).cases;
     assert.equal(spin.name, "spins_forever");
     assert.equal(spin.timed_out, true);
@@ -87,7 +82,7 @@ describe("evalfleet run (child process)", () => {
     const report = join(dir, "report.json");
     const { done } = start(["run", fixture("oom-suite.ts"), "--threads", "2", "--concurrency", "1", "--thread-memory", "64", "--json-output", report]);
     const r = await done;
-    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.equal(r.code, 1, outputOf(r));
     const cases = JSON.parse(readFileSync(report, "utf8")).cases;
     assert.deepEqual(cases.map((c: { name: string }) => c.name), ["before", "hog", "after"]);
     assert.equal(cases[0].passed, true);
@@ -100,7 +95,7 @@ describe("evalfleet run (child process)", () => {
     const report = join(dir, "report.json");
     const { done } = start(["run", fixture("many-suite.ts"), "--threads", "2", "--concurrency", "32", "--json-output", report]);
     const r = await done;
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.code, 0, outputOf(r));
     const cases = JSON.parse(readFileSync(report, "utf8")).cases;
     assert.equal(cases.length, 200);
     assert.deepEqual(cases.map((c: { index: number }) => c.index), Array.from({ length: 200 }, (_, i) => i));
@@ -110,7 +105,7 @@ describe("evalfleet run (child process)", () => {
   test("the demo suite of the README passes", async () => {
     const { done } = start(["run", "examples/math-suite.ts"]);
     const r = await done;
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.code, 0, outputOf(r));
     assert.match(r.stdout, /5\/5 passed/);
   });
 
@@ -128,7 +123,7 @@ describe("evalfleet run (child process)", () => {
     for (const [what, args, expected] of cases) {
       test(what, async () => {
         const r = await start(args).done;
-        assert.equal(r.code, 2, r.stdout + r.stderr);
+        assert.equal(r.code, 2, outputOf(r));
         assert.match(r.stderr.trim(), expected);
         assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
         assert.equal(r.stdout, "", "nothing on stdout");

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { countByName, evalfleet, exitOf, fixture, killLeftovers, markers, queuedCaseMessages, readJson, waitFor, type Proc } from "./harness/processes.ts";
+import { countByName, evalfleet, exitOf, fixture, killLeftovers, markers, queuedCaseMessages, readJson, waitFor, type Proc, outputOf } from "./harness/processes.ts";
 
 const FAULTS = fixture("fleet-faults-suite.ts");
 const ALL = Array.from({ length: 8 }, (_, i) => `case_${String(i).padStart(2, "0")}`);
@@ -55,7 +55,7 @@ describe("distributed mode under faults (real processes)", () => {
     release(dir);
 
     const r = await exitOf(c, "the coordinator");
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.code, 0, outputOf(r));
     assert.equal((await exitOf(survivor, "the surviving worker")).code, 0);
     const report = readJson(join(dir, "report.json"));
     assertEachOnce(report);
@@ -91,7 +91,7 @@ describe("distributed mode under faults (real processes)", () => {
     spawn();
 
     const r = await exitOf(c, "the coordinator", 60_000);
-    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.equal(r.code, 3, outputOf(r));
     assert.match(r.stdout, /^run incomplete: 1 case\(s\) lost after all deliveries$/m);
     const report = readJson(join(dir, "report.json"));
     assertEachOnce(report);
@@ -132,7 +132,7 @@ describe("distributed mode under faults (real processes)", () => {
     assert.equal(await queuedCaseMessages(nats.url, runId), 0, "the run's queue is purged at once");
 
     const r = await exitOf(c, "the coordinator");
-    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.equal(r.code, 3, outputOf(r));
     for (const w of workers) {
       const end = await exitOf(w, "a worker");
       assert.equal(end.code, 0, `a --run worker exits 0 once its run is cancelled: ${end.stderr}`);
@@ -184,7 +184,7 @@ describe("distributed mode under faults (real processes)", () => {
     await waitFor(() => second.stdout.includes(`run id: ${runId}`), () => `the resumed coordinator to start: ${second.stdout}${second.stderr}`);
     release(dir);
     const r = await exitOf(second, "the resumed coordinator");
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.code, 0, outputOf(r));
     assert.equal((await exitOf(w, "the worker")).code, 0);
 
     const report = readJson(join(dir, "report.json"));
@@ -240,7 +240,7 @@ describe("distributed mode under faults (real processes)", () => {
     assert.equal(e3.code, 0, `the run is over, so the drained worker exits 0: ${e3.stderr}`);
 
     const r = await exitOf(c, "the coordinator");
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.code, 0, outputOf(r));
     const report = readJson(join(dir, "report.json"));
     assertEachOnce(report, first);
     for (const x of report.cases) {

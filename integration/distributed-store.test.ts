@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { evalfleet, exitOf, fixture, killLeftovers, markers, readJson, waitFor } from "./harness/processes.ts";
+import { evalfleet, exitOf, fixture, killLeftovers, markers, readJson, waitFor, outputOf } from "./harness/processes.ts";
 import { ResultsStore } from "../coordinator/store/store.ts";
 
 const tmp = (what: string): string => mkdtempSync(join(tmpdir(), `evalfleet-dist-store-${what}-`));
@@ -72,7 +72,7 @@ describe("results store in distributed mode (real processes)", () => {
     await waitFor(() => second.stdout.includes(`run id: ${runId}`), () => `the resumed coordinator to start: ${second.stdout}${second.stderr}`);
     writeFileSync(join(dir, "release-all"), "");
     const r = await exitOf(second, "the resumed coordinator", 90_000);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.code, 0, outputOf(r));
     assert.equal((await exitOf(w, "the worker")).code, 0);
 
     const report = readJson(join(dir, "report.json"));

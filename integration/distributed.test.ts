@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { closedPort, evalfleet, exitOf, fixture, killLeftovers, markers, readJson, waitFor, type Proc } from "./harness/processes.ts";
+import { closedPort, evalfleet, exitOf, fixture, killLeftovers, markers, readJson, waitFor, type Proc, outputOf } from "./harness/processes.ts";
 
 const FLEET = fixture("fleet-suite.ts");
 const FAULTS = fixture("fleet-faults-suite.ts");
@@ -126,14 +126,14 @@ describe("distributed mode (coordinator and worker processes on NATS JetStream)"
 
     test("--name: exit 0 when every selected case passes", async () => {
       const r = await coordinatorRun("sel-name", [BASIC, "--name", "alpha"]);
-      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(r.code, 0, outputOf(r));
       assert.deepEqual(names(r.report), ["alpha"]);
       assert.match(r.stdout, /1\/1 passed/);
     });
 
     test("--tag: exit 1 when a selected case fails; declaration order", async () => {
       const r = await coordinatorRun("sel-tag", [BASIC, "--tag", "smoke"]);
-      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.equal(r.code, 1, outputOf(r));
       const report = readJson(r.report);
       assert.deepEqual(names(r.report), ["alpha", "gamma"]);
       assert.deepEqual(report.cases.map((x: { passed: boolean }) => x.passed), [true, false]);
@@ -142,20 +142,20 @@ describe("distributed mode (coordinator and worker processes on NATS JetStream)"
 
     test("--tag and --name are ANDed; --name repeats", async () => {
       const r = await coordinatorRun("sel-and", [BASIC, "--tag", "regression", "--name", "alpha", "--name", "beta"]);
-      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(r.code, 0, outputOf(r));
       assert.deepEqual(names(r.report), ["beta"]);
     });
 
     test("no selection: the whole suite, exit 1", async () => {
       const r = await coordinatorRun("sel-all", [BASIC]);
-      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.equal(r.code, 1, outputOf(r));
       assert.deepEqual(names(r.report), ["alpha", "beta", "gamma"]);
       assert.match(r.stdout, /2\/3 passed, 1 failed/);
     });
 
     test("nothing selected: one line, exit 2, and no run is created", async () => {
       const r = await coordinatorRun("sel-none", [BASIC, "--tag", "nope"]);
-      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.equal(r.code, 2, outputOf(r));
       assert.equal(r.stderr.trim(), "no cases selected (name=None, tag='nope')\n  available: alpha, beta, gamma");
       assert.equal(r.stdout, "");
       const s = await exitOf(evalfleet(["coordinator", "status", "sel-none", "--json"], env), "coordinator status");
@@ -165,7 +165,7 @@ describe("distributed mode (coordinator and worker processes on NATS JetStream)"
 
     test("--list prints what `evalfleet list` prints, writes the case list, exit 0, and publishes nothing", async () => {
       const r = await coordinatorRun("sel-list", [BASIC, "--list", "--tag", "smoke"]);
-      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(r.code, 0, outputOf(r));
       const listed = await exitOf(evalfleet(["list", BASIC, "--tag", "smoke"]), "evalfleet list");
       assert.equal(r.stdout, `${listed.stdout}json output: ${r.report}\n`);
       assert.deepEqual(readJson(r.report), {
@@ -180,13 +180,13 @@ describe("distributed mode (coordinator and worker processes on NATS JetStream)"
 
     test("a usage error: exit 2, one line", async () => {
       const r = await coordinatorRun("sel-usage", [BASIC, "--max-attempts", "0"]);
-      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.equal(r.code, 2, outputOf(r));
       assert.match(r.stderr.trim(), /^error: .*--max-attempts must be a whole number >= 1, got '0'$/);
     });
 
     test("no worker for the suite: every case skipped, exit 3", async () => {
       const r = await coordinatorRun("sel-noworker", [FAULTS, "--wait-for-workers", "1"]);
-      assert.equal(r.code, 3, r.stdout + r.stderr);
+      assert.equal(r.code, 3, outputOf(r));
       const report = readJson(r.report);
       assert.equal(report.summary.total, 8);
       assert.equal(report.summary.skipped, 8);
@@ -203,7 +203,7 @@ describe("distributed mode (coordinator and worker processes on NATS JetStream)"
     const worker = evalfleet(["worker", FAULTS, "--run", runId, "--threads", "1", "--concurrency", "2", "--log-level", "warn"], steer);
     const status = async (): Promise<Record<string, any>> => {
       const r = await exitOf(evalfleet(["coordinator", "status", runId, "--json"], env), "coordinator status");
-      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(r.code, 0, outputOf(r));
       return JSON.parse(r.stdout);
     };
 
@@ -272,7 +272,7 @@ describe("distributed mode (coordinator and worker processes on NATS JetStream)"
     const t0 = Date.now();
     const r = await exitOf(evalfleet(["coordinator", "run", BASIC, "--run-id", "unreachable", "--nats", `nats://127.0.0.1:${port}`], env), "the coordinator", 15_000);
     const seconds = (Date.now() - t0) / 1000;
-    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.equal(r.code, 3, outputOf(r));
     assert.match(r.stderr, new RegExp(`^error: cannot connect to NATS at nats://127\\.0\\.0\\.1:${port}: .+\\n$`));
     noStack(r.stderr);
     assert.ok(seconds < 10, `gave up after ${seconds}s`);

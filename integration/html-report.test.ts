@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { loadSuite, runSuiteLocal } from "../index.ts";
-import { evalfleet, exitOf, fixture } from "./harness/processes.ts";
+import { evalfleet, exitOf, fixture, outputOf } from "./harness/processes.ts";
 import { createTestDatabase, postgresUnavailable } from "../test/support/postgres.ts";
 
 const CHROMIUM = process.env.EVALFLEET_CHROMIUM ?? "/usr/bin/chromium";
@@ -82,7 +82,7 @@ for (const backend of BACKENDS) describe(`evalfleet report --html in headless Ch
     }
     html = join(dir, "out", "report.html");
     const r = await exitOf(evalfleet(["report", "--html", html, "--db", db]), "evalfleet report", 60_000);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.code, 0, outputOf(r));
     assert.equal(r.stdout, `html report: ${html} (run ${runId}, 7 cases, 4 runs in the trends)\n`);
     browser = await chromium.launch({
       executablePath: CHROMIUM,

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ResultsStore } from "../coordinator/store/store.ts";
-import { closedPort, evalfleet, exitOf, fixture, killLeftovers, readJson, root } from "./harness/processes.ts";
+import { closedPort, evalfleet, exitOf, fixture, killLeftovers, readJson, root, outputOf } from "./harness/processes.ts";
 import { createTestDatabase, postgresUnavailable } from "../test/support/postgres.ts";
 
 const HISTORY = fixture("history-suite.ts");
@@ -34,7 +34,7 @@ describe("evalfleet run --db", () => {
     const dir = tmp("record");
     const db = `sqlite:${join(dir, "results.db")}`;
     const r = await run(["run", HISTORY, "--db", db, "--json-output", join(dir, "report.json"), "--threads", "2"]);
-    assert.equal(r.code, 1, r.stdout + r.stderr); // `broken` always fails
+    assert.equal(r.code, 1, outputOf(r)); // `broken` always fails
     const report = readJson(join(dir, "report.json"));
     assert.match(r.stdout, new RegExp(`^results store: run ${report.summary.run_id} recorded in sqlite:${dir}/results.db \\(7 of 7 case results\\)$`, "m"));
     const store = await ResultsStore.open(db);
@@ -49,7 +49,7 @@ describe("evalfleet run --db", () => {
   test("a bad URL: exit 2, one line naming it (password redacted), nothing run", async () => {
     const dir = tmp("bad-url");
     const r = await run(["run", BASIC, "--db", "mysql://root:hunter2@db/evals"], { EVALFLEET_TEST_DIR: dir });
-    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.equal(r.code, 2, outputOf(r));
     assert.equal(r.stderr, "error: results store URL 'mysql://root:***@db/evals' has an unsupported scheme 'mysql': use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE\n");
     assert.equal(r.stdout, "");
     noStack(r.stderr);
@@ -60,7 +60,7 @@ describe("evalfleet run --db", () => {
     const dir = tmp("unreachable");
     const port = await closedPort();
     const r = await run(["run", BASIC, "--db", `postgres://evals:hunter2-secret@127.0.0.1:${port}/evals`, "--db-timeout", "3"], { EVALFLEET_TEST_DIR: dir });
-    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.equal(r.code, 2, outputOf(r));
     assert.equal(r.stderr, `error: results store postgres://evals:***@127.0.0.1:${port}/evals: cannot connect: connect ECONNREFUSED 127.0.0.1:${port}\n`);
     assert.doesNotMatch(r.stdout + r.stderr, /hunter2/);
     assert.equal(existsSync(join(dir, "runs.log")), false, "no case ran");
@@ -73,7 +73,7 @@ describe("evalfleet run --db", () => {
     try {
       writeFileSync(join(dir, "suite.ts"), readFileSync(BASIC, "utf8"));
       const r = await run(["run", join(dir, "suite.ts"), "--db", "sqlite:", "--name", "alpha"]);
-      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(r.code, 0, outputOf(r));
       assert.ok(existsSync(join(dir, ".evalfleet", "results.db")));
       assert.match(r.stdout, new RegExp(`recorded in sqlite:${dir}/.evalfleet/results.db \\(1 of 1 case result\\)`));
     } finally {
@@ -85,7 +85,7 @@ describe("evalfleet run --db", () => {
     const pg = await createTestDatabase();
     drops.push(pg.drop);
     const r = await run(["run", BASIC, "--db", pg.url, "--threads", "1"]);
-    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.equal(r.code, 1, outputOf(r));
     const id = /results store: run (\S+) recorded/.exec(r.stdout)![1]!;
     const runs = await run(["runs", "--db", pg.url, "--json"]);
     assert.equal(runs.code, 0, runs.stderr);

@@ -101,9 +101,19 @@ export async function within<T>(promise: Promise<T>, what: string, timeoutMs = 3
   }
 }
 
+/**
+ * How a process ended, for an assertion message: the exit, stderr in full, then only the last
+ * `lines` lines of stdout, since test runners cut long messages and the cause is at the end.
+ */
+export function outputOf(r: Finished, lines = 40): string {
+  const out = r.stdout.trimEnd().split("\n");
+  const cut = out.length > lines ? `[${out.length - lines} earlier stdout lines left out]\n` : "";
+  return `exit ${r.code ?? r.signal}\n--- stderr:\n${r.stderr.trimEnd()}\n--- stdout (tail):\n${cut}${out.slice(-lines).join("\n")}`;
+}
+
 /** Waits for a process to exit (bounded) and returns how it ended. */
 export function exitOf(p: Proc, what: string, timeoutMs = 30_000): Promise<Finished> {
-  return within(p.done, `${what} (pid ${p.pid}) to exit; stdout so far:\n${p.stdout}\nstderr so far:\n${p.stderr}`, timeoutMs);
+  return within(p.done, `${what} (pid ${p.pid}) to exit; stderr so far:\n${p.stderr}\nstdout so far (tail):\n${p.stdout.trimEnd().split("\n").slice(-40).join("\n")}`, timeoutMs);
 }
 
 /** One marker file of test/fixtures/fleet-faults-suite.ts: `<kind>.<name>.<pid>.<random>`. */
