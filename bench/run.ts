@@ -133,6 +133,15 @@ async function cancelLatency(server: TestNatsServer): Promise<number> {
       await new Promise((r) => setTimeout(r, 100));
     }
     await nc.close();
+    // "In flight" means running: wait until the workers have gone quiet (threads up, every case
+    // started and waiting on its model). A cancel during thread start-up is a different figure:
+    // those cases are reported as not started after 250 ms (see the README).
+    for (const until2 = Date.now() + 60_000; Date.now() < until2; ) {
+      const before = procs.reduce((n, p) => n + (cpuMs(p.pid!) ?? 0), 0);
+      await new Promise((r) => setTimeout(r, 500));
+      const used = procs.reduce((n, p) => n + (cpuMs(p.pid!) ?? 0), 0) - before;
+      if (used < 50) break;
+    }
     const exited = new Promise<number | null>((r) => coordinator.once("exit", r));
     const t0 = performance.now();
     coordinator.kill("SIGINT");

@@ -346,7 +346,7 @@ class DistributedRun {
 
   async #publishCases(manifest: RunManifest): Promise<void> {
     await this.#putState("publishing");
-    const { js, jsm } = this.#broker;
+    const { publisher, jsm } = this.#broker;
     // On resume, skip what already has a result or is still queued.
     const queued = new Set<number>();
     if (this.#resumeManifest) {
@@ -365,7 +365,7 @@ class DistributedRun {
           const msg: CaseMessage = { v: NATS_PROTOCOL, runId: this.#runId, index: s.index, name: s.name, fingerprint: manifest.suite.fingerprint };
           for (let tries = 1; ; tries++) {
             try {
-              await js.publish(caseSubject(this.#runId, s.index), JSON.stringify(msg), { msgID: caseMsgId(this.#runId, s.index), timeout: 10_000 });
+              await publisher.publish(caseSubject(this.#runId, s.index), JSON.stringify(msg), { msgId: caseMsgId(this.#runId, s.index) });
               published++;
               return;
             } catch (err) {

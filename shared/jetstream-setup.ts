@@ -1,4 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
+import { ConfirmedPublisher } from "./confirmed-publisher.ts";
 import { nanos } from "@nats-io/transport-node";
 import {
   jetstream,
@@ -26,6 +27,8 @@ export interface Broker {
   js: JetStreamClient;
   jsm: JetStreamManager;
   kv: KV;
+  /** Publishes into the streams and waits for PubAcks on one reply subscription (see ConfirmedPublisher). */
+  publisher: ConfirmedPublisher;
 }
 
 /** Options of {@link openBroker}. */
@@ -95,7 +98,10 @@ export async function openBroker(nc: NatsConnection, options: BrokerOptions = {}
     }
   }
   if (!kv) throw new EvalfleetError(ErrorCode.BrokerConfig, `cannot open the KV bucket ${RUNS_BUCKET}: ${errorMessage(kvError)}`);
-  return { nc, js, jsm, kv };
+  const inboxPrefix = (nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+  const publisher = new ConfirmedPublisher(nc, { timeoutMs: 10_000, ...(inboxPrefix ? { inboxPrefix } : {}) });
+  void nc.closed().then(() => publisher.close());
+  return { nc, js, jsm, kv, publisher };
 }
 
 /** `EVALFLEET_STREAM_REPLICAS` (1-5, JetStream's range), or 1 when unset. */

@@ -147,6 +147,11 @@ export const ThreadMessageSchema = z.discriminatedUnion("kind", [
   /** What the case has committed so far (evidence, verdicts, errors), so a terminated thread loses nothing already known. */
   z.object({ kind: z.literal("commit"), taskId: z.number().int(), commit: CaseCommitSchema }),
   z.object({ kind: z.literal("event"), taskId: z.number().int(), event: z.record(z.string(), z.unknown()) }),
+  /**
+   * A thread has opened the pool's control channel (once, at start-up). A cancel broadcast before
+   * that reached nobody, so the pool says it again for the tasks that have not started.
+   */
+  z.object({ kind: z.literal("ready"), taskId: z.literal(-1), threadId: z.number().int() }),
 ]);
 export type ThreadMessage = z.infer<typeof ThreadMessageSchema>;
 

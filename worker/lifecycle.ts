@@ -29,6 +29,8 @@ export const NO_JUDGE_MODEL_ERROR = "judge: no judge model configured: set OPENA
 
 /** Recorded for a case that was running when its suite was cancelled. */
 export const CANCELLED_IN_FLIGHT_ERROR = "cancelled: suite cancelled while the case was running";
+/** Error of a case cancelled after it was handed to a thread but before anything of it ran (no setup, no agent). */
+export const CANCELLED_BEFORE_START_ERROR = "skipped: suite cancelled before the case started";
 
 /** Phases a case goes through, reported to an observer (the thread uses them for the hard-kill watchdog). */
 export type CasePhase = "setup" | "run" | "teardown" | "done";

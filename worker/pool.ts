@@ -5,6 +5,7 @@ import { CaseResult } from "../shared/result.ts";
 import { ErrorCode, errorMessage, type ErrorInfo } from "../shared/errors.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { round3 } from "../shared/py-format.ts";
+import { CANCELLED_BEFORE_START_ERROR } from "./lifecycle.ts";
 import {
   THREAD_PROTOCOL,
   ThreadBroadcastReplySchema,
@@ -24,6 +25,12 @@ import {
 
 /** Default grace after a deadline (or a cancellation) before a thread is terminated, in seconds. */
 export const DEFAULT_GRACE_SECONDS = 5;
+
+/**
+ * How long a cancelled case may go without a thread saying it started before it is reported as
+ * not started, in ms. A thread that runs it says so within microseconds; one still loading takes seconds.
+ */
+export const NOT_STARTED_WAIT_MS = 250;
 
 /** How often a case may be re-run because a thread-mate got its thread terminated. */
 const MAX_COLLATERAL_RERUNS = 3;
@@ -102,6 +109,8 @@ export class CasePool {
   #nextTaskId = 0;
   /** Where cancels are broadcast to the threads (created on the first cancel). */
   #control: BroadcastChannel | undefined;
+  /** Cancelled tasks no thread has started yet: told again to each thread that comes up. */
+  readonly #cancelledUnstarted = new Set<number>();
 
 
   constructor(options: CasePoolOptions) {
@@ -126,6 +135,8 @@ export class CasePool {
       maxQueue: "auto",
       // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
       execArgv: threadExecArgv(process.execArgv),
+      // Threads open the control channel as they start, before their first task (see thread.ts).
+      workerData: { controlChannel: this.#channelName },
       ...(options.threadMemoryMb ? { resourceLimits: { maxOldGenerationSizeMb: options.threadMemoryMb } } : {}),
     });
     // A crashed thread is handled per task; this keeps piscina's own error event from being unhandled.
@@ -135,6 +146,10 @@ export class CasePool {
       const parsed = ThreadMessageSchema.safeParse(raw);
       if (!parsed.success) {
         this.#options.logger.warn("ignored a malformed message from a worker thread");
+        return;
+      }
+      if (parsed.data.kind === "ready") {
+        for (const taskId of this.#cancelledUnstarted) this.#broadcast({ kind: "cancel", taskId });
         return;
       }
       this.#attempts.get(parsed.data.taskId)?.(parsed.data);
@@ -230,8 +245,21 @@ export class CasePool {
         this.#terminate(threadId);
       }, Math.max(0, at - Date.now()));
     };
+    let recalled = false;
+    let abandoned = false;
+    let giveUp: (() => void) | undefined;
+    const notStarted = new Promise<"not-started">((resolve) => (giveUp = () => resolve("not-started")));
+    let startWait: NodeJS.Timeout | undefined;
     this.#attempts.set(taskId, (m) => {
       if (m.kind === "phase") {
+        this.#cancelledUnstarted.delete(taskId);
+        clearTimeout(startWait);
+        // A cancel broadcast before this thread opened its channel (a thread still starting up)
+        // reached nobody: now that the thread is known to be listening, say it again.
+        if (request.signal.aborted && !recalled) {
+          recalled = true;
+          this.#broadcast({ kind: "cancel", taskId });
+        }
         threadId = m.threadId;
         phase = m.phase;
         if (m.sessionId) partial = { ...partial, sessionId: m.sessionId };
@@ -252,9 +280,16 @@ export class CasePool {
     const onCancel = (): void => {
       this.#broadcast({ kind: "cancel", taskId });
       arm(Date.now() + grace, "cancel");
+      if (threadId === undefined) {
+        // No thread has said it started the case: most likely it waits for a thread still
+        // starting up, which can take seconds. Report it at once as not started rather than wait
+        // for a thread only to be told to skip it; the thread skips it when it gets there.
+        this.#cancelledUnstarted.add(taskId);
+        startWait = setTimeout(() => threadId === undefined && giveUp?.(), NOT_STARTED_WAIT_MS);
+      }
     };
     if (request.signal.aborted) onCancel();
-    else request.signal.addEventListener("abort", onCancel, { once: true });
+    else onAbort(request.signal, onCancel);
 
     const task: ThreadTask = {
       protocol: THREAD_PROTOCOL,
@@ -269,8 +304,24 @@ export class CasePool {
       logLevel: this.#options.logLevel,
       controlChannel: this.#channelName,
     };
+    const running = this.#piscina.run({ task });
     try {
-      const raw = await this.#piscina.run({ task });
+      const raw = await Promise.race([running, notStarted]);
+      if (raw === "not-started") {
+        abandoned = true;
+        // The task may still reach a thread: keep routing its messages (a phase re-sends the
+        // cancel) and its watchdog until it settles, but nobody waits for its reply.
+        void running.catch(() => undefined).finally(() => {
+          clearTimeout(watchdog);
+          this.#cancelledUnstarted.delete(taskId);
+          this.#attempts.delete(taskId);
+        });
+        const result = request.shell();
+        result.skipped = true;
+        result.attempts = attempt;
+        result.addError(CANCELLED_BEFORE_START_ERROR);
+        return { kind: "done", result };
+      }
       const reply = ThreadReplySchema.safeParse(raw);
       if (!reply.success) return { kind: "done", result: this.#failed(request, attempt, started, `worker: malformed reply from thread: ${reply.error.issues[0]?.message}`) };
       if (reply.data.resources) this.#resourceThreads.add(reply.data.resources.threadId);
@@ -284,13 +335,19 @@ export class CasePool {
       if (threadId === undefined || this.#terminated.has(threadId)) return { kind: "rerun", why: errorMessage(err) };
       return { kind: "done", result: this.#crashedResult(request, attempt, started, partial, err, threadId), crashed: errorMessage(err) };
     } finally {
-      clearTimeout(watchdog);
-      request.signal.removeEventListener("abort", onCancel);
-      this.#attempts.delete(taskId);
+      clearTimeout(startWait);
+      offAbort(request.signal, onCancel);
+      if (!abandoned) {
+        clearTimeout(watchdog);
+        this.#cancelledUnstarted.delete(taskId);
+        this.#attempts.delete(taskId);
+      }
     }
   }
 
   #terminate(threadId: number): void {
+    // Every case of a stuck thread asks for its end; one terminate is enough.
+    if (this.#terminated.has(threadId)) return;
     const thread = this.#piscina.threads.find((t) => t.threadId === threadId);
     if (!thread) return;
     this.#terminated.add(threadId);
@@ -340,6 +397,31 @@ export class CasePool {
     if (request.hasTeardown) result.addError("cleanup: teardown not run (thread crashed)");
     return result;
   }
+}
+
+/**
+ * The cases of a run share one abort signal, and an EventTarget checks every listener for a
+ * duplicate on each add and remove: with 1,000 cases in flight that is quadratic. So each signal
+ * gets one listener, which calls the cases' handlers kept in a set.
+ */
+const abortHandlers = new WeakMap<AbortSignal, Set<() => void>>();
+
+function onAbort(signal: AbortSignal, handler: () => void): void {
+  let set = abortHandlers.get(signal);
+  if (!set) {
+    const handlers = new Set<() => void>();
+    set = handlers;
+    abortHandlers.set(signal, handlers);
+    signal.addEventListener("abort", () => {
+      for (const h of [...handlers]) h();
+      handlers.clear();
+    }, { once: true });
+  }
+  set.add(handler);
+}
+
+function offAbort(signal: AbortSignal, handler: () => void): void {
+  abortHandlers.get(signal)?.delete(handler);
 }
 
 function describeInfo(info: ErrorInfo): string {

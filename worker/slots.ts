@@ -23,10 +23,12 @@ export class Slots {
 
   /**
    * Waits until at least one slot is free, then takes up to `max` of them; resolves to how many
-   * it took, or 0 when `signal` aborted first.
+   * it took, or 0 when `signal` aborted first (or another taker got there first: call again).
    */
   async take(max: number, signal?: AbortSignal): Promise<number> {
+    let waited = false;
     while (this.#free === 0) {
+      waited = true;
       if (signal?.aborted) return 0;
       await new Promise<void>((resolve) => {
         const done = (): void => {
@@ -37,7 +39,10 @@ export class Slots {
         signal?.addEventListener("abort", done, { once: true });
       });
     }
-    if (signal?.aborted) return 0;
+    // Cases finish in bursts (one socket read brings many PubAcks): let the rest of this burst give
+    // its slots back too, so that one pull asks for all of them instead of one pull per slot.
+    if (waited) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (signal?.aborted || this.#free === 0) return 0;
     const n = Math.max(0, Math.min(max, this.#free));
     this.#free -= n;
     return n;

@@ -1,4 +1,4 @@
-import { BroadcastChannel, parentPort, threadId } from "node:worker_threads";
+import { BroadcastChannel, parentPort, threadId, workerData } from "node:worker_threads";
 import { ErrorCode, EvalfleetError, toErrorInfo } from "../shared/errors.ts";
 import { createLogger, type Logger } from "../shared/logger.ts";
 import { loadSuite, type LoadedSuite } from "../shared/suite.ts";
@@ -11,7 +11,7 @@ import {
   type ThreadMessage,
   type ThreadReply,
 } from "../shared/wire.ts";
-import { runCase } from "./lifecycle.ts";
+import { CANCELLED_BEFORE_START_ERROR, resultShell, runCase } from "./lifecycle.ts";
 import { toPlainData } from "./evidence.ts";
 import { McpSession } from "./mcp.ts";
 
@@ -61,6 +61,15 @@ function listenOnControl(name: string): void {
       channel.postMessage(reply);
     })();
   };
+}
+
+// Listen for cancels from the start, before any task arrives: a cancel sent while this thread was
+// still loading would otherwise reach nobody. The pool is told, so it can repeat earlier cancels.
+const startupChannel = (workerData as { controlChannel?: unknown } | null)?.controlChannel;
+if (typeof startupChannel === "string" && startupChannel.length > 0) {
+  listenOnControl(startupChannel);
+  const ready: ThreadMessage = { kind: "ready", taskId: -1, threadId };
+  parentPort?.postMessage(ready);
 }
 
 /**
@@ -182,6 +191,14 @@ export default async function runThreadTask(raw: { task: unknown }): Promise<Thr
         ...(entry.session.opened > 0 ? { resources: { threadId, opened: entry.session.opened } } : {}),
         ...(entry.warnings.length > 0 ? { warnings: entry.warnings.splice(0) } : {}),
       };
+    }
+    if (cancel.signal.aborted) {
+      // Cancelled while it waited for this thread: nothing of it runs, not even its setup.
+      const skipped = resultShell(c, task.index);
+      skipped.skipped = true;
+      skipped.attempts = task.attempt;
+      skipped.addError(CANCELLED_BEFORE_START_ERROR);
+      return { kind: "result", result: resultToWire(skipped), ...extras };
     }
     const commits = new CommitStream(taskId, post);
     const result = await runCase(c, {
