@@ -116,13 +116,18 @@ export const ThreadTaskSchema = z.object({
   /** Forward streamed events to the main thread (only when a hook wants them). */
   forwardEvents: z.boolean(),
   logLevel: z.string(),
+});
+export type ThreadTask = z.infer<typeof ThreadTaskSchema>;
+
+/** Main thread -> worker thread once, at its start (piscina's `workerData`). */
+export const ThreadWorkerDataSchema = z.object({
   /**
-   * Name of the pool's BroadcastChannel: the thread listens on it for {@link ThreadBroadcastSchema}
-   * (cancel a task; close the MCP clients it opened, before the pool is destroyed).
+   * Name of the pool's BroadcastChannel: the thread listens on it from start-up, before any task,
+   * for {@link ThreadBroadcastSchema} (cancel a task; close the MCP clients it opened).
    */
   controlChannel: z.string().min(1),
 });
-export type ThreadTask = z.infer<typeof ThreadTaskSchema>;
+export type ThreadWorkerData = z.infer<typeof ThreadWorkerDataSchema>;
 
 /**
  * Worker thread -> main thread while a case runs, on the thread's parentPort (piscina hands such

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Case, CaseResult, EvalfleetError, ExitCode, SuiteResult, exitCodeFor, loadSuite, passAtK, runCases, runSuiteLocal, selectCases } from "../index.ts";
 import { describeSelector } from "../coordinator/select.ts";
 import { aggregateRepeats, resultForMessage } from "../shared/repeats.ts";
-import { resultToWire } from "../worker/thread.ts";
+import { resultToWire } from "../worker/result-wire.ts";
 import { StubAgent, latch } from "./support/doubles.ts";
 
 const root = join(import.meta.dirname, "..");

@@ -34,7 +34,7 @@ import { resultForMessage } from "../shared/repeats.ts";
 import type { CaseMetricsSink } from "./metrics.ts";
 import type { CasePool } from "./pool.ts";
 import type { Slots } from "./slots.ts";
-import { resultToWire } from "./thread.ts";
+import { resultToWire } from "./result-wire.ts";
 
 /**
  * Serving one run: pull a case only when a slot is free, keep its lease alive while it runs,

@@ -73,6 +73,14 @@ export function newSessionId(caseName: string): string {
   return `eval-${caseName}-${randomUUID().slice(0, 8)}`;
 }
 
+/** Marks `shell` as a case cancelled before anything of it ran ({@link CANCELLED_BEFORE_START_ERROR}). */
+export function notStartedResult(shell: CaseResult, attempts: number): CaseResult {
+  shell.skipped = true;
+  shell.attempts = attempts;
+  shell.addError(CANCELLED_BEFORE_START_ERROR);
+  return shell;
+}
+
 /** Builds the result shell of a case: identity fields, nothing run. */
 export function resultShell(c: Case, index: number): CaseResult {
   const result = new CaseResult({ name: c.name, tags: c.tags, index });

@@ -5,7 +5,7 @@ import { CaseResult } from "../shared/result.ts";
 import { ErrorCode, errorMessage, type ErrorInfo } from "../shared/errors.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { round3 } from "../shared/py-format.ts";
-import { CANCELLED_BEFORE_START_ERROR } from "./lifecycle.ts";
+import { notStartedResult } from "./lifecycle.ts";
 import {
   THREAD_PROTOCOL,
   ThreadBroadcastReplySchema,
@@ -15,6 +15,7 @@ import {
   type ThreadBroadcast,
   type ThreadMessage,
   type ThreadTask,
+  type ThreadWorkerData,
 } from "../shared/wire.ts";
 
 /**
@@ -136,7 +137,7 @@ export class CasePool {
       // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
       execArgv: threadExecArgv(process.execArgv),
       // Threads open the control channel as they start, before their first task (see thread.ts).
-      workerData: { controlChannel: this.#channelName },
+      workerData: { controlChannel: this.#channelName } satisfies ThreadWorkerData,
       ...(options.threadMemoryMb ? { resourceLimits: { maxOldGenerationSizeMb: options.threadMemoryMb } } : {}),
     });
     // A crashed thread is handled per task; this keeps piscina's own error event from being unhandled.
@@ -245,21 +246,21 @@ export class CasePool {
         this.#terminate(threadId);
       }, Math.max(0, at - Date.now()));
     };
-    let recalled = false;
     let abandoned = false;
-    let giveUp: (() => void) | undefined;
+    let giveUp!: () => void;
     const notStarted = new Promise<"not-started">((resolve) => (giveUp = () => resolve("not-started")));
     let startWait: NodeJS.Timeout | undefined;
+    /** Forgets the attempt: its routing, its watchdog, its pending cancel. */
+    const release = (): void => {
+      clearTimeout(watchdog);
+      this.#cancelledUnstarted.delete(taskId);
+      this.#attempts.delete(taskId);
+    };
     this.#attempts.set(taskId, (m) => {
       if (m.kind === "phase") {
+        // The thread posted `ready` before this, so a cancel it missed has been repeated by now.
         this.#cancelledUnstarted.delete(taskId);
         clearTimeout(startWait);
-        // A cancel broadcast before this thread opened its channel (a thread still starting up)
-        // reached nobody: now that the thread is known to be listening, say it again.
-        if (request.signal.aborted && !recalled) {
-          recalled = true;
-          this.#broadcast({ kind: "cancel", taskId });
-        }
         threadId = m.threadId;
         phase = m.phase;
         if (m.sessionId) partial = { ...partial, sessionId: m.sessionId };
@@ -285,7 +286,7 @@ export class CasePool {
         // starting up, which can take seconds. Report it at once as not started rather than wait
         // for a thread only to be told to skip it; the thread skips it when it gets there.
         this.#cancelledUnstarted.add(taskId);
-        startWait = setTimeout(() => threadId === undefined && giveUp?.(), NOT_STARTED_WAIT_MS);
+        startWait = setTimeout(() => threadId === undefined && giveUp(), NOT_STARTED_WAIT_MS);
       }
     };
     if (request.signal.aborted) onCancel();
@@ -302,7 +303,6 @@ export class CasePool {
       attempt,
       forwardEvents: Boolean(request.onEvent),
       logLevel: this.#options.logLevel,
-      controlChannel: this.#channelName,
     };
     const running = this.#piscina.run({ task });
     try {
@@ -311,16 +311,8 @@ export class CasePool {
         abandoned = true;
         // The task may still reach a thread: keep routing its messages (a phase re-sends the
         // cancel) and its watchdog until it settles, but nobody waits for its reply.
-        void running.catch(() => undefined).finally(() => {
-          clearTimeout(watchdog);
-          this.#cancelledUnstarted.delete(taskId);
-          this.#attempts.delete(taskId);
-        });
-        const result = request.shell();
-        result.skipped = true;
-        result.attempts = attempt;
-        result.addError(CANCELLED_BEFORE_START_ERROR);
-        return { kind: "done", result };
+        void running.catch(() => undefined).finally(release);
+        return { kind: "done", result: notStartedResult(request.shell(), attempt) };
       }
       const reply = ThreadReplySchema.safeParse(raw);
       if (!reply.success) return { kind: "done", result: this.#failed(request, attempt, started, `worker: malformed reply from thread: ${reply.error.issues[0]?.message}`) };
@@ -337,11 +329,7 @@ export class CasePool {
     } finally {
       clearTimeout(startWait);
       offAbort(request.signal, onCancel);
-      if (!abandoned) {
-        clearTimeout(watchdog);
-        this.#cancelledUnstarted.delete(taskId);
-        this.#attempts.delete(taskId);
-      }
+      if (!abandoned) release();
     }
   }
 

@@ -6,13 +6,14 @@ import type { CaseResult } from "../shared/result.ts";
 import {
   ThreadBroadcastSchema,
   ThreadTaskSchema,
-  type CaseResultWire,
+  ThreadWorkerDataSchema,
   type ThreadBroadcastReply,
   type ThreadMessage,
   type ThreadReply,
 } from "../shared/wire.ts";
-import { CANCELLED_BEFORE_START_ERROR, resultShell, runCase } from "./lifecycle.ts";
+import { notStartedResult, resultShell, runCase } from "./lifecycle.ts";
 import { toPlainData } from "./evidence.ts";
+import { resultToWire } from "./result-wire.ts";
 import { McpSession } from "./mcp.ts";
 
 /**
@@ -25,8 +26,6 @@ const suites = new Map<string, Promise<LoadedSuite>>();
 let logger: Logger | undefined;
 /** The MCP clients this thread connected, per suite file, and the warnings not yet reported. */
 const mcpSessions = new Map<string, { session: McpSession; warnings: string[] }>();
-/** The pool's channel this thread listens on for cancels and "close your resources" (one per thread). */
-let control: BroadcastChannel | undefined;
 /** Cancel switches of the tasks running on this thread. */
 const running = new Map<number, AbortController>();
 /** Tasks cancelled before they reached this thread (the broadcast can overtake the task). */
@@ -34,9 +33,7 @@ const cancelledEarly = new Set<number>();
 
 /** Listens on the pool's channel: cancels a task, or closes every MCP client this thread opened and says so. */
 function listenOnControl(name: string): void {
-  if (control) return;
   const channel = new BroadcastChannel(name);
-  control = channel;
   // The channel must not keep the thread alive on its own.
   channel.unref();
   channel.onmessage = (message: unknown) => {
@@ -64,13 +61,12 @@ function listenOnControl(name: string): void {
 }
 
 // Listen for cancels from the start, before any task arrives: a cancel sent while this thread was
-// still loading would otherwise reach nobody. The pool is told, so it can repeat earlier cancels.
-const startupChannel = (workerData as { controlChannel?: unknown } | null)?.controlChannel;
-if (typeof startupChannel === "string" && startupChannel.length > 0) {
-  listenOnControl(startupChannel);
-  const ready: ThreadMessage = { kind: "ready", taskId: -1, threadId };
-  parentPort?.postMessage(ready);
-}
+// still loading reached nobody, so the pool is told, and repeats the cancels it sent before.
+const startup = ThreadWorkerDataSchema.safeParse(workerData);
+if (!startup.success) throw new EvalfleetError(ErrorCode.WireInvalid, `a worker thread started without its pool's control channel: ${startup.error.issues[0]?.message}`);
+listenOnControl(startup.data.controlChannel);
+const ready: ThreadMessage = { kind: "ready", taskId: -1, threadId };
+parentPort?.postMessage(ready);
 
 /**
  * How long a case runs before its commits are streamed to the main thread, in ms. Commits only
@@ -128,18 +124,6 @@ class CommitStream {
   }
 }
 
-/** Serialises a result for the trip to the main thread (the raw response is reduced to plain data). */
-export function resultToWire(result: CaseResult): CaseResultWire {
-  const data = result.toData();
-  return {
-    ...data,
-    tags: [...data.tags],
-    toolsCalled: [...data.toolsCalled],
-    response: data.response ? toPlainData(data.response) : null,
-    score: data.score ? { value: data.score.value, passed: data.score.passed, reason: data.score.reason ?? null, detail: toPlainData(data.score.detail ?? null) } : null,
-  };
-}
-
 /** Runs one case; resolves to a {@link ThreadReply}. Throws only if the thread itself is broken. */
 export default async function runThreadTask(raw: { task: unknown }): Promise<ThreadReply> {
   const parsed = ThreadTaskSchema.safeParse(raw?.task);
@@ -148,7 +132,6 @@ export default async function runThreadTask(raw: { task: unknown }): Promise<Thr
   }
   const task = parsed.data;
   logger ??= createLogger({ name: "evalfleet.thread", level: task.logLevel });
-  listenOnControl(task.controlChannel);
   const taskId = task.taskId;
   // Posted at once, never batched: the thread may block right after, and the watchdog needs it.
   const post = (message: ThreadMessage): void => {
@@ -194,11 +177,7 @@ export default async function runThreadTask(raw: { task: unknown }): Promise<Thr
     }
     if (cancel.signal.aborted) {
       // Cancelled while it waited for this thread: nothing of it runs, not even its setup.
-      const skipped = resultShell(c, task.index);
-      skipped.skipped = true;
-      skipped.attempts = task.attempt;
-      skipped.addError(CANCELLED_BEFORE_START_ERROR);
-      return { kind: "result", result: resultToWire(skipped), ...extras };
+      return { kind: "result", result: resultToWire(notStartedResult(resultShell(c, task.index), task.attempt)), ...extras };
     }
     const commits = new CommitStream(taskId, post);
     const result = await runCase(c, {
