@@ -105,6 +105,7 @@ export class ConfirmedPublisher {
   #ensureSubscribed(): void {
     if (this.#sub) return;
     this.#sub = this.#nc.subscribe(`${this.#prefix}.*`, { callback: (err, msg) => (err ? this.#failAll(err) : this.#onAck(msg)) });
+    if (this.#sweep) return;
     this.#sweep = setInterval(() => this.#expire(), 1_000);
     this.#sweep.unref();
   }
