@@ -37,6 +37,7 @@ import {
   type RunManifest,
   type RunPhase,
   type RunStateRecord,
+  tryParseJson,
 } from "../shared/wire.ts";
 import { callSyncHook, DEFAULT_TIMEOUT_SECONDS } from "../worker/lifecycle.ts";
 import type { SuiteHooks } from "./engine.ts";
@@ -44,6 +45,7 @@ import { ResultCollector } from "./reassemble.ts";
 import { RunStateMachine } from "./run.ts";
 import { selectCases, type SelectedCase, type Selector } from "./select.ts";
 import { checkPassThreshold, checkRepeat } from "./run-policy.ts";
+import { sleep } from "../shared/sleep.ts";
 
 /**
  * The distributed run: publish the selected cases on JetStream, tail the results in any order,
@@ -150,7 +152,7 @@ export async function resumeDistributed(suite: LoadedSuite, runId: string, optio
 export async function readManifest(broker: Broker, runId: string): Promise<RunManifest> {
   const entry = await broker.kv.get(runKeys.manifest(runId));
   if (!entry || entry.operation !== "PUT") throw new EvalfleetError(ErrorCode.RunNotFound, `no run '${runId}' on this NATS server`, { runId });
-  const parsed = RunManifestSchema.safeParse(safeJson(entry.string()));
+  const parsed = RunManifestSchema.safeParse(tryParseJson(entry.string()));
   if (!parsed.success) throw new EvalfleetError(ErrorCode.WireInvalid, `run ${runId}: malformed manifest: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }
@@ -159,7 +161,7 @@ export async function readManifest(broker: Broker, runId: string): Promise<RunMa
 export async function readRunState(broker: Broker, runId: string): Promise<RunStateRecord | null> {
   const entry = await broker.kv.get(runKeys.state(runId));
   if (!entry || entry.operation !== "PUT") return null;
-  const parsed = RunStateSchema.safeParse(safeJson(entry.string()));
+  const parsed = RunStateSchema.safeParse(tryParseJson(entry.string()));
   return parsed.success ? parsed.data : null;
 }
 
@@ -308,7 +310,7 @@ class DistributedRun {
     void (async () => {
       for await (const e of cancelWatch) {
         if (e.operation !== "PUT") continue;
-        const c = CancelSchema.safeParse(safeJson(e.string()));
+        const c = CancelSchema.safeParse(tryParseJson(e.string()));
         this.#requestStop(c.success ? `cancelled by ${c.data.by}: ${c.data.reason}` : "cancelled");
       }
     })().catch(() => undefined);
@@ -330,7 +332,7 @@ class DistributedRun {
     const cancelled = await kv.get(runKeys.cancel(this.#runId));
     if (cancelled && cancelled.operation === "PUT") {
       await this.#caughtUp();
-      const c = CancelSchema.safeParse(safeJson(cancelled.string()));
+      const c = CancelSchema.safeParse(tryParseJson(cancelled.string()));
       this.#requestStop(c.success ? `cancelled by ${c.data.by}: ${c.data.reason}` : "cancelled");
       return;
     }
@@ -411,7 +413,7 @@ class DistributedRun {
   }
 
   #onResult(data: Uint8Array, subject: string): void {
-    const parsed = ResultMessageSchema.safeParse(safeJson(new TextDecoder().decode(data)));
+    const parsed = ResultMessageSchema.safeParse(tryParseJson(new TextDecoder().decode(data)));
     const index = indexOfSubject(subject);
     let problem: string | null = null;
     if (!parsed.success) {
@@ -454,7 +456,7 @@ class DistributedRun {
   }
 
   #onEvent(data: Uint8Array, subject: string): void {
-    const parsed = EventMessageSchema.safeParse(safeJson(new TextDecoder().decode(data)));
+    const parsed = EventMessageSchema.safeParse(tryParseJson(new TextDecoder().decode(data)));
     if (!parsed.success || parsed.data.runId !== this.#runId || indexOfSubject(subject) !== parsed.data.index) return;
     const e = parsed.data;
     const sel = this.#byIndex.get(e.index);
@@ -473,7 +475,7 @@ class DistributedRun {
   }
 
   async #onMaxDeliveries(data: Uint8Array): Promise<void> {
-    const advisory = safeJson(new TextDecoder().decode(data)) as { stream_seq?: number; deliveries?: number } | undefined;
+    const advisory = tryParseJson(new TextDecoder().decode(data)) as { stream_seq?: number; deliveries?: number } | undefined;
     if (!advisory?.stream_seq) return;
     try {
       const stored = await this.#broker.jsm.streams.getMessage(CASES_STREAM, { seq: advisory.stream_seq });
@@ -525,7 +527,7 @@ class DistributedRun {
       this.#stoppers.push(() => watch.stop());
       for await (const e of watch) {
         if (e.operation !== "PUT") continue;
-        const w = WorkerRecordSchema.safeParse(safeJson(e.string()));
+        const w = WorkerRecordSchema.safeParse(tryParseJson(e.string()));
         if (!w.success) continue;
         if (w.data.accepted) {
           if (!this.#workerJoined || !this.#seen.has(w.data.workerId)) this.#o.onNote?.(`worker ${w.data.workerId} joined (${w.data.slots} slots)`);
@@ -692,16 +694,4 @@ class DistributedRun {
 function reasonText(reason: unknown): string | null {
   if (reason instanceof Error || reason instanceof DOMException) return reason.message;
   return typeof reason === "string" ? reason : null;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -5,7 +5,7 @@ import { connectNats, processLabel, type NatsSettings } from "../shared/nats-con
 import { errorMessage } from "../shared/errors.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { CASES_STREAM, runConsumer, runKeys } from "../shared/subjects.ts";
-import { RunManifestSchema, RunStateSchema } from "../shared/wire.ts";
+import { RunManifestSchema, RunStateSchema, tryParseJson } from "../shared/wire.ts";
 import { HealthServer, type HealthCheck, type JsonAnswer } from "../worker/health-server.ts";
 
 /**
@@ -85,7 +85,7 @@ export class QueueMeter {
     const entry = await this.#broker.kv.get(runKeys.manifest(runId));
     // The coordinator creates the consumer just before the manifest: decide on the next poll.
     if (!entry || entry.operation !== "PUT") return false;
-    const manifest = RunManifestSchema.safeParse(safeJson(entry.string()));
+    const manifest = RunManifestSchema.safeParse(tryParseJson(entry.string()));
     const ours = manifest.success && manifest.data.suite.fingerprint === this.#suite.fingerprint;
     this.#ours.set(runId, ours);
     return ours;
@@ -94,7 +94,7 @@ export class QueueMeter {
   async #isTerminal(runId: string): Promise<boolean> {
     if (this.#terminal.has(runId)) return true;
     const entry = await this.#broker.kv.get(runKeys.state(runId));
-    const state = entry && entry.operation === "PUT" ? RunStateSchema.safeParse(safeJson(entry.string())) : null;
+    const state = entry && entry.operation === "PUT" ? RunStateSchema.safeParse(tryParseJson(entry.string())) : null;
     const terminal = Boolean(state?.success && (state.data.phase === "completed" || state.data.phase === "cancelled"));
     if (terminal) this.#terminal.add(runId);
     return terminal;
@@ -283,13 +283,5 @@ export class QueueMetricsService {
         }
       }
     })().catch(() => undefined);
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -15,6 +15,7 @@ import {
 import { Kvm, type KV } from "@nats-io/kv";
 import { EvalfleetError, ErrorCode, errorMessage } from "./errors.ts";
 import { CASES_STREAM, CASES_STREAM_SUBJECTS, RESULTS_STREAM, RESULTS_STREAM_SUBJECTS, RUNS_BUCKET } from "./subjects.ts";
+import { sleep } from "./sleep.ts";
 
 /**
  * The JetStream resources evalfleet needs, created on first use and checked on every start:
@@ -193,16 +194,4 @@ function withinMs<T>(promise: Promise<T>, ms: number, what: string): Promise<T> 
     promise,
     new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms))),
   ]).finally(() => clearTimeout(timer));
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

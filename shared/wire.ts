@@ -341,3 +341,12 @@ export function truncateOutput(text: string | null, maxBytes: number = MAX_OUTPU
   const kept = Buffer.from(text, "utf8").subarray(0, keep).toString("utf8").replace(/\uFFFD$/, "");
   return kept + markerFor(Buffer.byteLength(kept));
 }
+
+/** Parses a message body; `undefined` when it is not JSON (the schema check then says what is wrong). */
+export function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

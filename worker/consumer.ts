@@ -26,6 +26,7 @@ import {
   type ResultMessage,
   type RunManifest,
   type WorkerRecord,
+  tryParseJson,
 } from "../shared/wire.ts";
 import { CaseResult } from "../shared/result.ts";
 import { resultShell } from "./lifecycle.ts";
@@ -35,6 +36,7 @@ import type { CaseMetricsSink } from "./metrics.ts";
 import type { CasePool } from "./pool.ts";
 import type { Slots } from "./slots.ts";
 import { resultToWire } from "./result-wire.ts";
+import { sleep } from "../shared/sleep.ts";
 
 /**
  * Serving one run: pull a case only when a slot is free, keep its lease alive while it runs,
@@ -454,7 +456,7 @@ export class RunServer {
     void (async () => {
       for await (const e of cancelWatch) {
         if (e.operation !== "PUT") continue;
-        const c = CancelSchema.safeParse(safeJson(e.string()));
+        const c = CancelSchema.safeParse(tryParseJson(e.string()));
         this.#over ??= `the run was cancelled${c.success ? ` (${c.data.reason})` : ""}`;
         this.#cancel.abort(new DOMException("run cancelled", "AbortError"));
       }
@@ -462,7 +464,7 @@ export class RunServer {
     void (async () => {
       for await (const e of stateWatch) {
         if (e.operation !== "PUT") continue;
-        const s = RunStateSchema.safeParse(safeJson(e.string()));
+        const s = RunStateSchema.safeParse(tryParseJson(e.string()));
         if (s.success && (s.data.phase === "completed" || s.data.phase === "cancelled")) this.#over ??= `the run is ${s.data.phase}`;
         if (s.success && s.data.phase === "cancelling") this.#cancel.abort(new DOMException("run cancelled", "AbortError"));
       }
@@ -489,16 +491,4 @@ function isConsumerGone(err: unknown): boolean {
   if (err instanceof JetStreamApiError && (err.code === 10014 || err.code === 10059)) return true;
   const text = errorMessage(err);
   return /consumer (deleted|not found)|consumer_deleted|consumer_not_found/i.test(text);
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -7,7 +7,7 @@ import type { LoadedSuite } from "../shared/suite.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { errorMessage } from "../shared/errors.ts";
 import { runKeys, runOfManifestKey } from "../shared/subjects.ts";
-import { RunManifestSchema, RunStateSchema, type RunManifest } from "../shared/wire.ts";
+import { RunManifestSchema, RunStateSchema, type RunManifest, tryParseJson } from "../shared/wire.ts";
 import { CasePool, DEFAULT_GRACE_SECONDS } from "./pool.ts";
 import { RunServer, type RunServeEnd } from "./consumer.ts";
 import { HealthServer, type HealthCheck } from "./health-server.ts";
@@ -220,7 +220,7 @@ export class WorkerService {
         if (e.operation !== "PUT") continue;
         const runId = runOfManifestKey(e.key);
         if (!runId || serving.has(runId)) continue;
-        const manifest = RunManifestSchema.safeParse(safeJson(e.string()));
+        const manifest = RunManifestSchema.safeParse(tryParseJson(e.string()));
         if (!manifest.success) {
           this.#log.warn({ key: e.key }, "ignoring a malformed run manifest");
           continue;
@@ -261,7 +261,7 @@ export class WorkerService {
     try {
       for await (const e of watch) {
         if (e.operation !== "PUT") continue;
-        const m = RunManifestSchema.safeParse(safeJson(e.string()));
+        const m = RunManifestSchema.safeParse(tryParseJson(e.string()));
         if (m.success) return m.data;
         this.#log.error({ run: runId }, "the run's manifest is malformed");
         return null;
@@ -309,17 +309,9 @@ function exitOf(end: RunServeEnd): WorkerExit {
 async function isTerminal(broker: Broker, runId: string): Promise<boolean> {
   try {
     const e = await broker.kv.get(runKeys.state(runId));
-    const s = e ? RunStateSchema.safeParse(safeJson(e.string())) : null;
+    const s = e ? RunStateSchema.safeParse(tryParseJson(e.string())) : null;
     return Boolean(s?.success && (s.data.phase === "completed" || s.data.phase === "cancelled"));
   } catch {
     return false;
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
