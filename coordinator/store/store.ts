@@ -120,25 +120,8 @@ export class ResultsStore {
       await this.#driver.query("UPDATE eval_runs SET status = 'running', finished_at = NULL WHERE id = ?", [run.id]);
       return;
     }
-    await this.#driver.query(
-      `INSERT INTO eval_runs (id, kind, suite_name, suite_fingerprint, suite_path, selection, config, judge_model, timeout_seconds, started_at, status, git_commit, git_branch, host)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
-      [
-        run.id,
-        run.kind,
-        run.suiteName,
-        run.suiteFingerprint,
-        run.suitePath,
-        JSON.stringify(run.selection),
-        JSON.stringify(run.config),
-        run.judgeModel,
-        run.timeoutSeconds,
-        run.startedAt,
-        run.gitCommit,
-        run.gitBranch,
-        run.host,
-      ],
-    );
+    const insert = insertRun(run, null);
+    await this.#driver.query(insert.sql, insert.params);
   }
 
   /** Writes (or rewrites) case results of a run, in one transaction. */
@@ -157,33 +140,7 @@ export class ResultsStore {
   /** Records a standalone AgentAsJudgeEval run and its evaluations, in one transaction. */
   async recordJudgeRun(run: RunStart, end: RunEnd, evaluations: readonly JudgeEvaluationRecord[]): Promise<void> {
     const statements: SqlStatement[] = [
-      {
-        sql: `INSERT INTO eval_runs (id, kind, suite_name, suite_fingerprint, suite_path, selection, config, judge_model, timeout_seconds, started_at, finished_at, status, total, passed, failed, skipped, duration_seconds, summary, git_commit, git_branch, host)
-              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        params: [
-          run.id,
-          run.kind,
-          run.suiteName,
-          run.suiteFingerprint,
-          run.suitePath,
-          JSON.stringify(run.selection),
-          JSON.stringify(run.config),
-          run.judgeModel,
-          run.timeoutSeconds,
-          run.startedAt,
-          end.finishedAt,
-          end.status,
-          end.total,
-          end.passed,
-          end.failed,
-          end.skipped,
-          end.durationSeconds,
-          end.summary ? JSON.stringify(end.summary) : null,
-          run.gitCommit,
-          run.gitBranch,
-          run.host,
-        ],
-      },
+      insertRun(run, end),
       ...evaluations.map((e) => ({
         sql: "INSERT INTO judge_evaluations (run_id, position, input, output, criteria, score, reason, passed, failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         params: [run.id, e.position, e.input, e.output, e.criteria, e.score, e.reason, e.passed, e.failure] as SqlValue[],
@@ -288,4 +245,39 @@ function upsertCases(rows: readonly CaseRow[]): SqlStatement[] {
     });
   }
   return statements;
+}
+
+/** The `eval_runs` row of a run: started (`end` null, status `running`), or already over. */
+function insertRun(run: RunStart, end: RunEnd | null): SqlStatement {
+  const row: Array<[string, SqlValue]> = [
+    ["id", run.id],
+    ["kind", run.kind],
+    ["suite_name", run.suiteName],
+    ["suite_fingerprint", run.suiteFingerprint],
+    ["suite_path", run.suitePath],
+    ["selection", JSON.stringify(run.selection)],
+    ["config", JSON.stringify(run.config)],
+    ["judge_model", run.judgeModel],
+    ["timeout_seconds", run.timeoutSeconds],
+    ["started_at", run.startedAt],
+    ...(end
+      ? ([
+          ["finished_at", end.finishedAt],
+          ["status", end.status],
+          ["total", end.total],
+          ["passed", end.passed],
+          ["failed", end.failed],
+          ["skipped", end.skipped],
+          ["duration_seconds", end.durationSeconds],
+          ["summary", end.summary ? JSON.stringify(end.summary) : null],
+        ] as Array<[string, SqlValue]>)
+      : ([["status", "running"]] as Array<[string, SqlValue]>)),
+    ["git_commit", run.gitCommit],
+    ["git_branch", run.gitBranch],
+    ["host", run.host],
+  ];
+  return {
+    sql: `INSERT INTO eval_runs (${row.map(([column]) => column).join(", ")}) VALUES (${row.map(() => "?").join(", ")})`,
+    params: row.map(([, value]) => value),
+  };
 }
