@@ -54,8 +54,9 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-async function scenario(args: string[], env: Record<string, string>): Promise<ScenarioOut> {
-  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", join(root, "bench", "scenario.ts"), ...args], {
+/** Runs a bench script in a fresh process and parses the JSON line it prints last. */
+async function jsonScenario<T>(script: string, args: string[], env: Record<string, string> = {}): Promise<T> {
+  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", join(root, "bench", script), ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -66,8 +67,12 @@ async function scenario(args: string[], env: Record<string, string>): Promise<Sc
   child.stderr!.on("data", (d) => (err += d));
   const code = await new Promise<number | null>((r) => child.on("close", r));
   const line = out.trim().split("\n").pop() ?? "";
-  if (code !== 0 || !line.startsWith("{")) throw new Error(`scenario ${args.join(" ")} failed (${code}): ${err.trim().split("\n").slice(-3).join(" | ")}`);
-  return JSON.parse(line) as ScenarioOut;
+  if (code !== 0 || !line.startsWith("{")) throw new Error(`${script} ${args.join(" ")} failed (${code}): ${err.trim().split("\n").slice(-3).join(" | ")}`);
+  return JSON.parse(line) as T;
+}
+
+function scenario(args: string[], env: Record<string, string>): Promise<ScenarioOut> {
+  return jsonScenario<ScenarioOut>("scenario.ts", args, env);
 }
 
 function startWorkers(count: number, url: string, env: Record<string, string>, concurrency: number, threads: number): ChildProcess[] {
@@ -136,7 +141,7 @@ async function cancelLatency(server: TestNatsServer): Promise<number> {
     // "In flight" means running: wait until the workers have gone quiet (threads up, every case
     // started and waiting on its model). A cancel during thread start-up is a different figure:
     // those cases are reported as not started after 250 ms (see the README).
-    for (const until2 = Date.now() + 60_000; Date.now() < until2; ) {
+    for (const quietBy = Date.now() + 60_000; Date.now() < quietBy; ) {
       const before = procs.reduce((n, p) => n + (cpuMs(p.pid!) ?? 0), 0);
       await new Promise((r) => setTimeout(r, 500));
       const used = procs.reduce((n, p) => n + (cpuMs(p.pid!) ?? 0), 0) - before;
@@ -186,16 +191,8 @@ log(`  local, steady state: ${localSteady.toFixed(0)} cases/s (start-up ${localS
 const ds = await datasetScenario(MEM_N);
 log(`  dataset of ${MEM_N} rows: ${ds.heap_per_row_loaded.toFixed(0)} B/row held after loading (${ds.heap_per_row_if_materialized.toFixed(0)} B/row with every row in memory), ${ds.heap_per_case_after_run.toFixed(0)} B/case after the run`);
 
-async function datasetScenario(rows: number): Promise<DatasetOut> {
-  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", join(root, "bench", "dataset-scenario.ts"), "--rows", String(rows)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (err += d));
-  const code = await new Promise<number | null>((r) => child.on("close", r));
-  const line = out.trim().split("\n").pop() ?? "";
-  if (code !== 0 || !line.startsWith("{")) throw new Error(`dataset scenario failed (${code}): ${err.trim().split("\n").slice(-3).join(" | ")}`);
-  return JSON.parse(line) as DatasetOut;
+function datasetScenario(rows: number): Promise<DatasetOut> {
+  return jsonScenario<DatasetOut>("dataset-scenario.ts", ["--rows", String(rows)]);
 }
 
 const server = await startNatsServer();
