@@ -2,14 +2,14 @@
 // processes on a private nats-server, and a real `evalfleet run` on worker threads. Every process
 // loads the dataset itself and must derive the same cases and fingerprint; repeats, eval sets and
 // the pass threshold give the same report in both modes.
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { evalfleet, exitOf, fixture, killLeftovers, readJson, root } from "./harness/processes.ts";
+import { useNatsServer } from "./harness/use-nats-server.ts";
+import { evalfleet, exitOf, fixture, readJson, root } from "./harness/processes.ts";
 
 const SUITE = fixture("dataset-suite.ts");
 const FLAKY = fixture("flaky-data-suite.ts");
@@ -25,16 +25,11 @@ function comparable(report: Record<string, any>): Record<string, any> {
 }
 
 describe("data-driven suites in distributed mode", () => {
-  let nats: TestNatsServer;
+  const nats = useNatsServer();
   let env: Record<string, string>;
 
   before(async () => {
-    nats = await startNatsServer();
     env = { NATS_URL: nats.url };
-  });
-  after(async () => {
-    await killLeftovers();
-    await nats?.stop();
   });
 
   test("--set, --repeat and --pass-threshold on two workers: the local run's report, exit 0 above the threshold", async () => {

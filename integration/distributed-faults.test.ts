@@ -3,13 +3,13 @@
 // coordinator killed and resumed, a worker drained with SIGTERM. The cases of
 // test/fixtures/fleet-faults-suite.ts hold until the test releases them, so every "mid-case" is
 // a state the test waits for, not a moment it guesses.
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { countByName, evalfleet, exitOf, fixture, killLeftovers, markers, queuedCaseMessages, readJson, waitFor, type Proc, outputOf } from "./harness/processes.ts";
+import { useNatsServer } from "./harness/use-nats-server.ts";
+import { countByName, evalfleet, exitOf, fixture, markers, queuedCaseMessages, readJson, waitFor, type Proc, outputOf } from "./harness/processes.ts";
 
 const FAULTS = fixture("fleet-faults-suite.ts");
 const ALL = Array.from({ length: 8 }, (_, i) => `case_${String(i).padStart(2, "0")}`);
@@ -25,16 +25,11 @@ function assertEachOnce(report: { cases: Array<{ name: string; index: number }> 
 }
 
 describe("distributed mode under faults (real processes)", () => {
-  let nats: TestNatsServer;
+  const nats = useNatsServer();
   let env: Record<string, string>;
 
   before(async () => {
-    nats = await startNatsServer();
     env = { NATS_URL: nats.url };
-  });
-  after(async () => {
-    await killLeftovers();
-    await nats?.stop();
   });
 
   const worker = (dir: string, runId: string, extra: string[] = [], extraEnv: Record<string, string> = {}): Proc =>

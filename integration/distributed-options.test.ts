@@ -1,21 +1,14 @@
 // Options of the distributed commands not covered elsewhere: the whole-run --deadline, a standing
 // worker's --exit-when-idle, and -v streaming the workers' run events to the coordinator.
-import { test, describe, before, after } from "node:test";
+import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { evalfleet, exitOf, fixture, killLeftovers, markers, readJson, root, waitFor } from "./harness/processes.ts";
+import { useNatsServer } from "./harness/use-nats-server.ts";
+import { evalfleet, exitOf, fixture, markers, readJson, root, waitFor } from "./harness/processes.ts";
 
-let server: TestNatsServer;
-before(async () => {
-  server = await startNatsServer();
-});
-after(async () => {
-  await killLeftovers();
-  await server.stop();
-});
+const server = useNatsServer();
 
 describe("distributed options", () => {
   test("--deadline cancels the run when it passes: in-flight cases are torn down, the rest skipped, exit 3", async () => {

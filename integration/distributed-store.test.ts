@@ -1,28 +1,23 @@
 // The results store in distributed mode, with real processes on a private nats-server: the
 // coordinator records, the workers never touch the database; a coordinator killed mid-run and
 // resumed finishes the same record.
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { evalfleet, exitOf, fixture, killLeftovers, markers, readJson, waitFor, outputOf } from "./harness/processes.ts";
+import { useNatsServer } from "./harness/use-nats-server.ts";
+import { evalfleet, exitOf, fixture, markers, readJson, waitFor, outputOf } from "./harness/processes.ts";
 import { ResultsStore } from "../coordinator/store/store.ts";
 
 const tmp = (what: string): string => mkdtempSync(join(tmpdir(), `evalfleet-dist-store-${what}-`));
 
 describe("results store in distributed mode (real processes)", () => {
-  let nats: TestNatsServer;
+  const nats = useNatsServer();
   let env: Record<string, string>;
 
   before(async () => {
-    nats = await startNatsServer();
     env = { NATS_URL: nats.url, EVALFLEET_GIT_BRANCH: "main" };
-  });
-  after(async () => {
-    await killLeftovers();
-    await nats?.stop();
   });
 
   test("the coordinator records every result; workers run without any database", async () => {

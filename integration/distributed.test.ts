@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { closedPort, evalfleet, exitOf, fixture, killLeftovers, markers, readJson, waitFor, type Proc, outputOf } from "./harness/processes.ts";
+import { useNatsServer } from "./harness/use-nats-server.ts";
+import { closedPort, evalfleet, exitOf, fixture, markers, readJson, waitFor, type Proc, outputOf } from "./harness/processes.ts";
 
 const FLEET = fixture("fleet-suite.ts");
 const FAULTS = fixture("fleet-faults-suite.ts");
@@ -17,17 +17,12 @@ const tmp = (what: string): string => mkdtempSync(join(tmpdir(), `evalfleet-dist
 const noStack = (text: string): void => assert.doesNotMatch(text, /\n\s+at /, "no stack trace");
 
 describe("distributed mode (coordinator and worker processes on NATS JetStream)", () => {
-  let nats: TestNatsServer;
+  const nats = useNatsServer();
   let env: Record<string, string>;
 
   before(async () => {
-    nats = await startNatsServer();
     // Every child gets the private server, so nothing can fall back to a shared one on 4222.
     env = { NATS_URL: nats.url };
-  });
-  after(async () => {
-    await killLeftovers();
-    await nats?.stop();
   });
 
   test("300 cases on three workers: declaration order, each case run once, the local run's report", async () => {

@@ -2,25 +2,18 @@
 // an index out of range, a name that does not match its index, an oversized case message, and a
 // malformed result. Each is disposed of with one clear log line (and, where the case is known, an
 // error result for it); nothing is redelivered forever; the run ends.
-import { test, describe, before, after } from "node:test";
+import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
-import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { evalfleet, exitOf, fixture, killLeftovers, markers, queuedCaseMessages, readJson, waitFor } from "./harness/processes.ts";
+import { useNatsServer } from "./harness/use-nats-server.ts";
+import { evalfleet, exitOf, fixture, markers, queuedCaseMessages, readJson, waitFor } from "./harness/processes.ts";
 import { caseSubject, resultSubject } from "../shared/subjects.ts";
 
-let server: TestNatsServer;
-before(async () => {
-  server = await startNatsServer();
-});
-after(async () => {
-  await killLeftovers();
-  await server.stop();
-});
+const server = useNatsServer();
 
 describe("bad input on the wire", () => {
   test("every kind of garbage is disposed of with a clear line, recorded on its case when the case is known, and the run ends", async () => {

@@ -1,22 +1,15 @@
 // Workers fail under a running run: a thread out of memory, a worker paused past its lease, an
 // output of tens of megabytes. Real nats-server, real coordinator and worker processes.
-import { test, describe, before, after } from "node:test";
+import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { countByName, evalfleet, exitOf, fixture, killLeftovers, markers, readJson, waitFor } from "./harness/processes.ts";
+import { useNatsServer } from "./harness/use-nats-server.ts";
+import { countByName, evalfleet, exitOf, fixture, markers, readJson, waitFor } from "./harness/processes.ts";
 import { MAX_OUTPUT_BYTES } from "../shared/wire.ts";
 
-let server: TestNatsServer;
-before(async () => {
-  server = await startNatsServer();
-});
-after(async () => {
-  await killLeftovers();
-  await server.stop();
-});
+const server = useNatsServer();
 
 describe("worker faults", () => {
   test("a thread that runs out of memory: the case is recorded with a clear error and the worker keeps serving", async () => {

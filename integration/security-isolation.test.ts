@@ -3,27 +3,20 @@
 // standing worker (no --run: it watches every run that appears) and its own coordinator. Each
 // report holds exactly its own suite's cases and results, each worker ran only its own suite's
 // cases (marker files, logs), each coordinator saw only its own worker, and both runs finish.
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
-import { evalfleet, exitOf, fixture, killLeftovers, readJson, type Proc } from "./harness/processes.ts";
+import { useNatsServer } from "./harness/use-nats-server.ts";
+import { evalfleet, exitOf, fixture, readJson, type Proc } from "./harness/processes.ts";
 import { NO_NATS_ENV } from "./harness/auth-runs.ts";
 
 const SUITES = { a: fixture("security-isolation-a.ts"), b: fixture("security-isolation-b.ts") } as const;
 const NAMES = Array.from({ length: 6 }, (_, i) => `case_${i}`);
 
 describe("security: concurrent runs of different suites never see each other's cases or results", () => {
-  let nats: TestNatsServer;
-  before(async () => {
-    nats = await startNatsServer();
-  });
-  after(async () => {
-    await killLeftovers();
-    await nats?.stop();
-  });
+  const nats = useNatsServer();
 
   test("two suites, two standing workers, two coordinators at once on one broker", async () => {
     const dir = mkdtempSync(join(tmpdir(), "evalfleet-sec-isolation-"));

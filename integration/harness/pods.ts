@@ -7,9 +7,9 @@
  * have their own network; here a fixed port would collide, so the endpoint binds a free loopback port).
  */
 import { spawn } from "node:child_process";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { containerArgs, containerEnv, containersOf, entryCommand, flagValue, parseDockerfile, type K8sObject, type PodFacts } from "../../test/support/deploy.ts";
-import type { Finished, Proc } from "./processes.ts";
+import { killLeftovers, track, type Proc } from "./processes.ts";
 
 /** A process started from a manifest's container. */
 export interface PodProc extends Proc {
@@ -30,8 +30,6 @@ export interface RunContainerOptions extends PodFacts {
   /** Environment set on top of the manifest's, each for a stated reason (the suite, a single-node NATS). */
   envOverrides?: Record<string, string>;
 }
-
-const running = new Set<PodProc>();
 
 /** The image's ENV of the final stage, with `${ARG}` defaults substituted. */
 export function imageEnv(): Record<string, string> {
@@ -58,58 +56,27 @@ export function runContainer(workload: K8sObject, options: RunContainerOptions):
   let args = [...containerArgs(container, env, facts), ...(options.extraArgs ?? [])];
   if (flagValue(args, "--http-port") !== undefined) args = [...args.filter((a) => !a.startsWith("--http-port") && !a.startsWith("--http-host")), "--http-port=0", "--http-host=127.0.0.1"];
   const { command, args: argv } = entryCommand(args);
-  const child = spawn(command, argv, { env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  let exited = false;
-  child.stdout!.on("data", (d) => (stdout += d));
-  child.stderr!.on("data", (d) => (stderr += d));
-  const proc: PodProc = {
-    child,
-    pid: child.pid!,
-    label: "",
+  const base = track(spawn(command, argv, { env, stdio: ["ignore", "pipe", "pipe"] }));
+  return Object.assign(base, {
     args,
     env,
-    get stdout() {
-      return stdout;
-    },
-    get stderr() {
-      return stderr;
-    },
-    get exited() {
-      return exited;
-    },
-    done: new Promise<Finished>((resolve) =>
-      child.on("close", (code, signal) => {
-        exited = true;
-        running.delete(proc);
-        resolve({ code, signal, stdout, stderr });
-      }),
-    ),
-    async httpPort(timeoutMs = 30_000) {
+    async httpPort(timeoutMs = 30_000): Promise<number> {
       const until = Date.now() + timeoutMs;
       for (;;) {
-        for (const line of stderr.split("\n")) {
+        for (const line of base.stderr.split("\n")) {
           if (!line.includes("serving /healthz")) continue;
           const port = (JSON.parse(line) as { port?: number }).port;
           if (port) return port;
         }
-        if (exited || Date.now() > until) throw new Error(`${workload.metadata.name}: no HTTP endpoint${exited ? " (the process exited)" : ` within ${timeoutMs}ms`}; stderr:\n${stderr}`);
+        if (base.exited || Date.now() > until) throw new Error(`${workload.metadata.name}: no HTTP endpoint${base.exited ? " (the process exited)" : ` within ${timeoutMs}ms`}; stderr:\n${base.stderr}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },
-  };
-  proc.label = `${hostname()}/${child.pid}`;
-  running.add(proc);
-  return proc;
+  });
 }
 
-/** SIGKILLs every process {@link runContainer} started that still runs. */
-export async function killPods(): Promise<void> {
-  const left = [...running];
-  for (const p of left) p.child.kill("SIGKILL");
-  await Promise.all(left.map((p) => p.done));
-}
+/** SIGKILLs every process {@link runContainer} started that still runs (with every other process the harness started). */
+export const killPods = killLeftovers;
 
 /** GETs `path` on a local port: status and body (JSON parsed when it is JSON). */
 export async function httpGet(port: number, path: string): Promise<{ status: number; body: any; text: string }> {

@@ -43,7 +43,14 @@ const running = new Set<Proc>();
 
 /** Starts `node bin/evalfleet.mjs ...args` with `env` on top of this process's environment. */
 export function evalfleet(args: string[], env: Record<string, string> = {}): Proc {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return track(spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] }));
+}
+
+/**
+ * Wraps a child spawned with piped stdout and stderr: its output so far, how it ended, and a
+ * place among the processes {@link killLeftovers} kills.
+ */
+export function track(child: ChildProcess): Proc {
   let stdout = "";
   let stderr = "";
   let exited = false;
@@ -74,7 +81,7 @@ export function evalfleet(args: string[], env: Record<string, string> = {}): Pro
   return proc;
 }
 
-/** SIGKILLs every process started by {@link evalfleet} that is still running (a failed test's leftovers). */
+/** SIGKILLs every process started by {@link evalfleet} or {@link track} that is still running (a failed test's leftovers). */
 export async function killLeftovers(): Promise<void> {
   const left = [...running];
   for (const p of left) p.child.kill("SIGKILL");
@@ -106,14 +113,19 @@ export async function within<T>(promise: Promise<T>, what: string, timeoutMs = 3
  * `lines` lines of stdout, since test runners cut long messages and the cause is at the end.
  */
 export function outputOf(r: Finished, lines = 40): string {
-  const out = r.stdout.trimEnd().split("\n");
-  const cut = out.length > lines ? `[${out.length - lines} earlier stdout lines left out]\n` : "";
-  return `exit ${r.code ?? r.signal}\n--- stderr:\n${r.stderr.trimEnd()}\n--- stdout (tail):\n${cut}${out.slice(-lines).join("\n")}`;
+  return `exit ${r.code ?? r.signal}\n--- stderr:\n${r.stderr.trimEnd()}\n--- stdout (tail):\n${tail(r.stdout, lines)}`;
+}
+
+/** The last `lines` lines of `text`, saying how many were left out. */
+function tail(text: string, lines: number): string {
+  const all = text.trimEnd().split("\n");
+  const cut = all.length > lines ? `[${all.length - lines} earlier lines left out]\n` : "";
+  return `${cut}${all.slice(-lines).join("\n")}`;
 }
 
 /** Waits for a process to exit (bounded) and returns how it ended. */
 export function exitOf(p: Proc, what: string, timeoutMs = 30_000): Promise<Finished> {
-  return within(p.done, `${what} (pid ${p.pid}) to exit; stderr so far:\n${p.stderr}\nstdout so far (tail):\n${p.stdout.trimEnd().split("\n").slice(-40).join("\n")}`, timeoutMs);
+  return within(p.done, `${what} (pid ${p.pid}) to exit; stderr so far:\n${p.stderr}\nstdout so far (tail):\n${tail(p.stdout, 40)}`, timeoutMs);
 }
 
 /** One marker file of test/fixtures/fleet-faults-suite.ts: `<kind>.<name>.<pid>.<random>`. */
