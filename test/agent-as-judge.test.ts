@@ -1,7 +1,7 @@
 // AgentAsJudgeEval standalone (seed 003) and as a post-hook (withPostHooks): parameters, results
 // and statistics, printing, saving, callbacks, custom judges; real HTTP through the scripted server
 // where a model is involved.
-import { test, describe, before, after, beforeEach } from "node:test";
+import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,15 +22,9 @@ import {
   type RunEvent,
 } from "../index.ts";
 import { MemoryStream, ScriptedJudge, StubAgent, latch } from "./support/doubles.ts";
-import { startScriptedOpenAI, type ScriptedOpenAIServer } from "./support/openai-server.ts";
+import { useScriptedOpenAI } from "./support/openai-server.ts";
 
-let server: ScriptedOpenAIServer;
-before(async () => {
-  server = await startScriptedOpenAI();
-});
-after(async () => {
-  await server.close();
-});
+const server = useScriptedOpenAI();
 beforeEach(() => {
   server.requests.length = 0;
   server.handle(() => ({ status: 500, errorMessage: "no reply scripted" }));

@@ -1,7 +1,7 @@
 // The Vercel AI SDK integrations against the scripted OpenAI-compatible server over real HTTP
 // (through @ai-sdk/openai-compatible): aiSdkJudge, and wrapAiSdk around generateText,
 // streamText and a ToolLoopAgent.
-import { test, describe, before, after, beforeEach } from "node:test";
+import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { generateText, stepCountIs, streamText, tool, ToolLoopAgent } from "ai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
@@ -9,22 +9,13 @@ import { z } from "zod";
 import { Case, ConfigError, aiSdkJudge, buildJudgeRequest, runCase, runCases, wrapAiSdk, type RunEvent, type RunOutput } from "../index.ts";
 import { runJudge } from "../worker/checks/judge.ts";
 import { StubAgent } from "./support/doubles.ts";
-import { startScriptedOpenAI, type RecordedRequest, type ScriptedOpenAIServer } from "./support/openai-server.ts";
+import { useScriptedOpenAI, type RecordedRequest } from "./support/openai-server.ts";
 
-let server: ScriptedOpenAIServer;
 let provider: ReturnType<typeof createOpenAICompatible>;
-before(async () => {
-  server = await startScriptedOpenAI();
-  provider = createOpenAICompatible({ name: "scripted", baseURL: server.url, apiKey: "sk-ai-sdk-0123456789", includeUsage: true, supportsStructuredOutputs: true });
+const server = useScriptedOpenAI((started) => {
+  provider = createOpenAICompatible({ name: "scripted", baseURL: started.url, apiKey: "sk-ai-sdk-0123456789", includeUsage: true, supportsStructuredOutputs: true });
 });
-after(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.aborted.length = 0;
-  server.handle(() => ({ status: 500, errorMessage: "no reply scripted" }));
-});
+beforeEach(() => server.reset());
 
 function factorialOf(n: number): number {
   return n <= 1 ? 1 : n * factorialOf(n - 1);

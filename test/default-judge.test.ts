@@ -1,24 +1,17 @@
 // The default judge (EVALFLEET_JUDGE_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) and the resolution
 // order case -> suite/runner -> default, against the scripted server over real HTTP.
-import { test, describe, before, after, beforeEach, afterEach } from "node:test";
+import { test, describe, beforeEach, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { Case, DEFAULT_JUDGE_MODEL, defaultJudgeModel, openAIJudge, runCase, runCases } from "../index.ts";
 import { NO_JUDGE_MODEL_ERROR } from "../worker/lifecycle.ts";
 import { StubAgent } from "./support/doubles.ts";
-import { startScriptedOpenAI, type ScriptedOpenAIServer } from "./support/openai-server.ts";
+import { useScriptedOpenAI } from "./support/openai-server.ts";
 
 const VARS = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "EVALFLEET_JUDGE_MODEL"] as const;
-let server: ScriptedOpenAIServer;
+// Every judge on this server passes; its model name says which judge answered.
+const server = useScriptedOpenAI((started) => started.handle((req) => ({ content: JSON.stringify({ passed: true, reason: `judged by ${String(req.body?.model)}` }) })));
 let saved: Record<string, string | undefined> = {};
 
-before(async () => {
-  server = await startScriptedOpenAI();
-  // Every judge on this server passes; its model name says which judge answered.
-  server.handle((req) => ({ content: JSON.stringify({ passed: true, reason: `judged by ${String(req.body?.model)}` }) }));
-});
-after(async () => {
-  await server.close();
-});
 beforeEach(() => {
   saved = Object.fromEntries(VARS.map((v) => [v, process.env[v]]));
   for (const v of VARS) delete process.env[v];

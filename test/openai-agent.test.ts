@@ -1,24 +1,14 @@
 // The built-in tool-calling agent against the scripted OpenAI-compatible server over real HTTP:
 // the tool loop, streaming, bad tool calls, limits, retries, the case's signal, bad options.
-import { test, describe, before, after, beforeEach } from "node:test";
+import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Case, ConfigError, defineTool, openAIAgent, runCase, runCases, type RunEvent, type RunOutput } from "../index.ts";
 import { latch } from "./support/doubles.ts";
-import { startScriptedOpenAI, type RecordedRequest, type ScriptedOpenAIServer } from "./support/openai-server.ts";
+import { useScriptedOpenAI, type RecordedRequest } from "./support/openai-server.ts";
 
-let server: ScriptedOpenAIServer;
-before(async () => {
-  server = await startScriptedOpenAI();
-});
-after(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.aborted.length = 0;
-  server.handle(() => ({ status: 500, errorMessage: "no reply scripted" }));
-});
+const server = useScriptedOpenAI();
+beforeEach(() => server.reset());
 
 function factorialOf(n: number): number {
   return n <= 1 ? 1 : n * factorialOf(n - 1);

@@ -1,28 +1,19 @@
 // The OpenAI Agents SDK adapter against the scripted server over real HTTP (the SDK's chat
 // completions model, on Node 20 with the SDK's own openai@7): tools, handoffs as team members,
 // streamed events, usage, the case's signal.
-import { test, describe, before, after, beforeEach } from "node:test";
+import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { Agent, OpenAIProvider, Runner, setOpenAIAPI, setTracingDisabled, tool } from "@openai/agents";
 import { z } from "zod";
 import { Case, ConfigError, runCase, runCases, wrapOpenAIAgent, type RunEvent, type RunOutput } from "../index.ts";
-import { startScriptedOpenAI, type RecordedRequest, type ScriptedOpenAIServer } from "./support/openai-server.ts";
+import { useScriptedOpenAI, type RecordedRequest } from "./support/openai-server.ts";
 
-let server: ScriptedOpenAIServer;
 let runner: Runner;
-before(async () => {
-  server = await startScriptedOpenAI();
+const server = useScriptedOpenAI((started) => {
   setTracingDisabled(true);
-  runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: server.url, apiKey: "sk-agents-0123456789", useResponses: false }), tracingDisabled: true });
+  runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: started.url, apiKey: "sk-agents-0123456789", useResponses: false }), tracingDisabled: true });
 });
-after(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.aborted.length = 0;
-  server.handle(() => ({ status: 500, errorMessage: "no reply scripted" }));
-});
+beforeEach(() => server.reset());
 
 function factorialOf(n: number): number {
   return n <= 1 ? 1 : n * factorialOf(n - 1);

@@ -2,28 +2,21 @@
 // examples/openai-team-suite.ts), run end to end through `evalfleet run` as a child process: real
 // worker threads calling the scripted OpenAI-compatible server that runs in this test process
 // (the suites read its URL from OPENAI_BASE_URL). The judge is the default judge from the environment.
-import { test, describe, before, after, beforeEach } from "node:test";
+import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DELEGATE_TOOL_NAME } from "../index.ts";
-import { startScriptedOpenAI, type RecordedRequest, type ScriptedOpenAIServer, type ScriptedReply } from "./support/openai-server.ts";
+import { useScriptedOpenAI, type RecordedRequest, type ScriptedReply } from "./support/openai-server.ts";
 
 const root = join(import.meta.dirname, "..");
 const KEY = "sk-examples-0123456789abcdef";
-let server: ScriptedOpenAIServer;
+const server = useScriptedOpenAI((started) => started.handle(model));
 /** What the scripted calculator member answers for 4891 x 7238 (a test can make it wrong). */
 let teamProduct = 4891 * 7238;
 
-before(async () => {
-  server = await startScriptedOpenAI();
-  server.handle(model);
-});
-after(async () => {
-  await server.close();
-});
 beforeEach(() => {
   server.requests.length = 0;
   teamProduct = 4891 * 7238;

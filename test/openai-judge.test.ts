@@ -1,29 +1,19 @@
 // The OpenAI-compatible judge against a scripted server speaking the chat completions API over
 // real HTTP on loopback: verdicts, thresholds, malformed answers, retries, Retry-After, the case
 // deadline, a hung reply, prompt injection, the structured-output fallback, usage and secrets.
-import { test, describe, before, after, beforeEach } from "node:test";
+import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { inspect } from "node:util";
 import { Case, ConfigError, ModelCallError, buildJudgeRequest, createLogger, openAIJudge, runCase, runCases, type CaseOptions } from "../index.ts";
 import { runJudge } from "../worker/checks/judge.ts";
 import { NO_JUDGE_MODEL_ERROR } from "../worker/lifecycle.ts";
 import { StubAgent } from "./support/doubles.ts";
-import { startScriptedOpenAI, type ScriptedOpenAIServer } from "./support/openai-server.ts";
+import { startScriptedOpenAI, useScriptedOpenAI, type ScriptedOpenAIServer } from "./support/openai-server.ts";
 
 const KEY = "sk-test-judge-0123456789abcdef";
-let server: ScriptedOpenAIServer;
+const server = useScriptedOpenAI();
 
-before(async () => {
-  server = await startScriptedOpenAI();
-});
-after(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.aborted.length = 0;
-  server.handle(() => ({ status: 500, errorMessage: "no reply scripted" }));
-});
+beforeEach(() => server.reset());
 
 /** A judge on the scripted server; retries are fast unless a test says otherwise. */
 function judge(overrides: Parameters<typeof openAIJudge>[0] | Record<string, unknown> = {}) {

@@ -1,19 +1,13 @@
 // openAITeam: a leader that delegates to members through delegate_task_to_member, against the
 // scripted server over real HTTP. Reliability must see the member's tool calls (spec H).
-import { test, describe, before, after, beforeEach } from "node:test";
+import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Case, ConfigError, DELEGATE_TOOL_NAME, JudgeMode, defineTool, openAIAgent, openAITeam, runCases, type RunEvent, type RunOutput } from "../index.ts";
 import { ScriptedJudge, StubAgent } from "./support/doubles.ts";
-import { startScriptedOpenAI, type RecordedRequest, type ScriptedOpenAIServer } from "./support/openai-server.ts";
+import { useScriptedOpenAI, type RecordedRequest } from "./support/openai-server.ts";
 
-let server: ScriptedOpenAIServer;
-before(async () => {
-  server = await startScriptedOpenAI();
-});
-after(async () => {
-  await server.close();
-});
+const server = useScriptedOpenAI();
 beforeEach(() => {
   server.requests.length = 0;
 });

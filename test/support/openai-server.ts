@@ -11,6 +11,7 @@
  *   ... client with baseURL: server.url ...
  *   await server.close();
  */
+import { after, before } from "node:test";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -91,6 +92,8 @@ export interface ScriptedOpenAIServer {
   waitForRequests(count: number): Promise<void>;
   /** Resolves once `count` requests have been closed by their client before their reply ended. */
   waitForAborts(count: number): Promise<void>;
+  /** Forgets the requests seen and answers 500 "no reply scripted" from now on (the queue stays). */
+  reset(): void;
   /** Stops listening and cuts every open connection (hung replies included). */
   close(): Promise<void>;
 }
@@ -232,6 +235,11 @@ export async function startScriptedOpenAI(): Promise<ScriptedOpenAIServer> {
     handle: (h) => void (handler = h),
     waitForRequests: (count) => new Promise<void>((resolve) => (waiters.push({ kind: "requests", count, resolve }), notify())),
     waitForAborts: (count) => new Promise<void>((resolve) => (waiters.push({ kind: "aborts", count, resolve }), notify())),
+    reset: () => {
+      requests.length = 0;
+      aborted.length = 0;
+      handler = () => ({ status: 500, errorMessage: "no reply scripted" });
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -272,4 +280,28 @@ function record(req: IncomingMessage, raw: string): RecordedRequest {
     lastToolResult: last?.role === "tool" ? { toolCallId: String(last.tool_call_id ?? ""), content: text(last.content) } : undefined,
     toolNames: tools.map((t) => t.function?.name ?? t.name ?? "").filter(Boolean),
   };
+}
+
+/**
+ * A scripted server for the enclosing file or `describe`: started before its tests, closed after
+ * them. The returned object stands for that server once it has started. Setup that needs the
+ * server goes in `onStarted`, which runs in the same hook: Node 20 does not wait for one
+ * file-level `before` hook before it starts the next.
+ */
+export function useScriptedOpenAI(onStarted?: (server: ScriptedOpenAIServer) => void | Promise<void>): ScriptedOpenAIServer {
+  let server: ScriptedOpenAIServer | undefined;
+  before(async () => {
+    server = await startScriptedOpenAI();
+    await onStarted?.(server);
+  });
+  after(async () => {
+    await server?.close();
+  });
+  return new Proxy({} as ScriptedOpenAIServer, {
+    get(_target, key) {
+      if (!server) throw new Error("useScriptedOpenAI: the server is not started yet (use it inside a test or a later hook)");
+      const value: unknown = Reflect.get(server, key);
+      return typeof value === "function" ? value.bind(server) : value;
+    },
+  });
 }
