@@ -8,13 +8,15 @@ import { round3 } from "../shared/py-format.ts";
 import { notStartedResult } from "./lifecycle.ts";
 import {
   THREAD_PROTOCOL,
+  ThreadBatchReplySchema,
   ThreadBroadcastReplySchema,
   ThreadMessageSchema,
-  ThreadReplySchema,
   type CaseCommit,
+  type ThreadBatch,
   type ThreadBroadcast,
+  type ThreadCase,
   type ThreadMessage,
-  type ThreadTask,
+  type ThreadReply,
   type ThreadWorkerData,
 } from "../shared/wire.ts";
 
@@ -35,6 +37,19 @@ export const NOT_STARTED_WAIT_MS = 250;
 
 /** How often a case may be re-run because a thread-mate got its thread terminated. */
 const MAX_COLLATERAL_RERUNS = 3;
+
+/**
+ * Most cases in one piscina task. A batch shares a thread, so it is also the most cases one
+ * flush puts on a single thread; a flush of more is spread over the threads first.
+ */
+export const MAX_BATCH = 64;
+
+/**
+ * How long a case whose batch has finished may still go without its reply, in ms. The reply
+ * travels on another port than the batch's end, so it may come a moment later; never arriving
+ * means the thread died in between, and the case is handled as a crash.
+ */
+const LOST_REPLY_MS = 5_000;
 
 /** Options of {@link CasePool}. */
 export interface CasePoolOptions {
@@ -112,6 +127,10 @@ export class CasePool {
   #control: BroadcastChannel | undefined;
   /** Cancelled tasks no thread has started yet: told again to each thread that comes up. */
   readonly #cancelledUnstarted = new Set<number>();
+  /** Cases asked for in this turn of the event loop, sent as batches once it ends. */
+  #queued: Array<{ task: ThreadCase; reply: Deferred<ThreadReply> }> = [];
+  /** Cases sent to a thread whose reply has not come yet, by task id. */
+  readonly #awaitingReply = new Map<number, Deferred<ThreadReply>>();
 
 
   constructor(options: CasePoolOptions) {
@@ -151,6 +170,12 @@ export class CasePool {
       }
       if (parsed.data.kind === "ready") {
         for (const taskId of this.#cancelledUnstarted) this.#broadcast({ kind: "cancel", taskId });
+        return;
+      }
+      if (parsed.data.kind === "reply") {
+        const waiting = this.#awaitingReply.get(parsed.data.taskId);
+        this.#awaitingReply.delete(parsed.data.taskId);
+        waiting?.resolve(parsed.data.reply);
         return;
       }
       this.#attempts.get(parsed.data.taskId)?.(parsed.data);
@@ -292,20 +317,16 @@ export class CasePool {
     if (request.signal.aborted) onCancel();
     else onAbort(request.signal, onCancel);
 
-    const task: ThreadTask = {
-      protocol: THREAD_PROTOCOL,
+    const running = this.#send({
       taskId,
-      suitePath: this.#options.suitePath,
-      fingerprint: this.#options.fingerprint,
       index: request.index,
       name: request.name,
       defaultTimeout: request.defaultTimeout,
       attempt,
       forwardEvents: Boolean(request.onEvent),
-      logLevel: this.#options.logLevel,
-    };
-    const running = this.#piscina.run({ task });
+    });
     try {
+      // Validated with the message that carried it (ThreadMessageSchema).
       const raw = await Promise.race([running, notStarted]);
       if (raw === "not-started") {
         abandoned = true;
@@ -314,12 +335,10 @@ export class CasePool {
         void running.catch(() => undefined).finally(release);
         return { kind: "done", result: notStartedResult(request.shell(), attempt) };
       }
-      const reply = ThreadReplySchema.safeParse(raw);
-      if (!reply.success) return { kind: "done", result: this.#failed(request, attempt, started, `worker: malformed reply from thread: ${reply.error.issues[0]?.message}`) };
-      if (reply.data.resources) this.#resourceThreads.add(reply.data.resources.threadId);
-      for (const w of reply.data.warnings ?? []) this.#onWarning(w);
-      if (reply.data.kind === "error") return { kind: "done", result: this.#failed(request, attempt, started, `worker: ${describeInfo(reply.data.error)}`) };
-      return { kind: "done", result: CaseResult.fromData(reply.data.result) };
+      if (raw.resources) this.#resourceThreads.add(raw.resources.threadId);
+      for (const w of raw.warnings ?? []) this.#onWarning(w);
+      if (raw.kind === "error") return { kind: "done", result: this.#failed(request, attempt, started, `worker: ${describeInfo(raw.error)}`) };
+      return { kind: "done", result: CaseResult.fromData(raw.result) };
     } catch (err) {
       if (killedFor) return { kind: "done", result: this.#terminatedResult(request, attempt, started, partial, killedFor, phase, threadId) };
       // A thread-mate of a terminated case did nothing wrong, and a case that never started
@@ -331,6 +350,57 @@ export class CasePool {
       offAbort(request.signal, onCancel);
       if (!abandoned) release();
     }
+  }
+
+  /** Queues a case for the next batch; resolves to its reply, rejects when its thread dies. */
+  #send(task: ThreadCase): Promise<ThreadReply> {
+    const reply = deferred<ThreadReply>();
+    if (this.#queued.length === 0) setImmediate(() => this.#flush());
+    this.#queued.push({ task, reply });
+    return reply.promise;
+  }
+
+  /** Sends the queued cases, spread over the threads, at most {@link MAX_BATCH} per piscina task. */
+  #flush(): void {
+    const queued = this.#queued;
+    this.#queued = [];
+    const size = Math.min(MAX_BATCH, Math.ceil(queued.length / Math.min(this.#options.threads, queued.length)));
+    for (let i = 0; i < queued.length; i += size) this.#runBatch(queued.slice(i, i + size));
+  }
+
+  #runBatch(items: Array<{ task: ThreadCase; reply: Deferred<ThreadReply> }>): void {
+    for (const { task, reply } of items) this.#awaitingReply.set(task.taskId, reply);
+    const batch: ThreadBatch = {
+      protocol: THREAD_PROTOCOL,
+      suitePath: this.#options.suitePath,
+      fingerprint: this.#options.fingerprint,
+      logLevel: this.#options.logLevel,
+      cases: items.map((x) => x.task),
+    };
+    /** Settles every case of the batch still waiting for its reply. */
+    const settleWaiting = (settle: (reply: Deferred<ThreadReply>) => void): void => {
+      for (const { task } of items) {
+        const waiting = this.#awaitingReply.get(task.taskId);
+        if (!waiting) continue;
+        this.#awaitingReply.delete(task.taskId);
+        settle(waiting);
+      }
+    };
+    this.#piscina.run({ batch }).then(
+      (raw: unknown) => {
+        const done = ThreadBatchReplySchema.safeParse(raw);
+        if (!done.success) {
+          const error = { code: ErrorCode.WireInvalid, name: "EvalfleetError", message: `malformed reply from thread: ${done.error.issues[0]?.message}` };
+          settleWaiting((w) => w.resolve({ kind: "error", error }));
+        } else if (done.data.kind === "error") {
+          const error = done.data.error;
+          settleWaiting((w) => w.resolve({ kind: "error", error }));
+        } else if (items.some(({ task }) => this.#awaitingReply.has(task.taskId))) {
+          setTimeout(() => settleWaiting((w) => w.reject(new Error(`the thread finished the case but its result never arrived within ${LOST_REPLY_MS / 1000}s`))), LOST_REPLY_MS).unref();
+        }
+      },
+      (err: unknown) => settleWaiting((w) => w.reject(err)),
+    );
   }
 
   #terminate(threadId: number): void {
@@ -410,6 +480,19 @@ function onAbort(signal: AbortSignal, handler: () => void): void {
 
 function offAbort(signal: AbortSignal, handler: () => void): void {
   abortHandlers.get(signal)?.delete(handler);
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (err: unknown) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
 }
 
 function describeInfo(info: ErrorInfo): string {

@@ -4,10 +4,13 @@ import { createLogger, type Logger } from "../shared/logger.ts";
 import { loadSuite, type LoadedSuite } from "../shared/suite.ts";
 import type { CaseResult } from "../shared/result.ts";
 import {
+  ThreadBatchSchema,
   ThreadBroadcastSchema,
-  ThreadTaskSchema,
   ThreadWorkerDataSchema,
+  type ThreadBatch,
+  type ThreadBatchReply,
   type ThreadBroadcastReply,
+  type ThreadCase,
   type ThreadMessage,
   type ThreadReply,
 } from "../shared/wire.ts";
@@ -17,9 +20,10 @@ import { resultToWire } from "./result-wire.ts";
 import { McpSession } from "./mcp.ts";
 
 /**
- * The piscina entry: imports the suite once per thread, runs one case by index and name, and
- * streams its progress on the thread's parentPort, tagged with the task id (phases for the
- * watchdog, commits, events). Cancels arrive on the pool's BroadcastChannel.
+ * The piscina entry: imports the suite once per thread, runs a batch of cases by index and name,
+ * all at once, and streams each one's progress and reply on the thread's parentPort, tagged with
+ * its task id (phases for the watchdog, commits, events, then the reply). Cancels arrive on the
+ * pool's BroadcastChannel.
  */
 
 const suites = new Map<string, Promise<LoadedSuite>>();
@@ -124,37 +128,56 @@ class CommitStream {
   }
 }
 
-/** Runs one case; resolves to a {@link ThreadReply}. Throws only if the thread itself is broken. */
-export default async function runThreadTask(raw: { task: unknown }): Promise<ThreadReply> {
-  const parsed = ThreadTaskSchema.safeParse(raw?.task);
+/** Posted at once, never batched: the thread may block right after, and the watchdog needs it. */
+function post(message: ThreadMessage): void {
+  try {
+    parentPort?.postMessage(message);
+  } catch (err) {
+    logger?.debug({ err }, "could not post to the main thread");
+  }
+}
+
+/** Sends a case's reply; one that cannot be sent (a value that does not clone) is replaced by the error, so the case still ends. */
+function postReply(taskId: number, reply: ThreadReply): void {
+  try {
+    parentPort?.postMessage({ kind: "reply", taskId, reply } satisfies ThreadMessage);
+  } catch (err) {
+    post({ kind: "reply", taskId, reply: { kind: "error", error: toErrorInfo(err) } });
+  }
+}
+
+/**
+ * Runs a batch of cases at once; each replies on the parentPort as soon as it ends. Resolves to
+ * a {@link ThreadBatchReply} once every case has replied. Throws only if the thread itself is broken.
+ */
+export default async function runThreadBatch(raw: { batch: unknown }): Promise<ThreadBatchReply> {
+  const parsed = ThreadBatchSchema.safeParse(raw?.batch);
   if (!parsed.success) {
     return { kind: "error", error: toErrorInfo(new EvalfleetError(ErrorCode.WireInvalid, `invalid thread task: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`)) };
   }
-  const task = parsed.data;
-  logger ??= createLogger({ name: "evalfleet.thread", level: task.logLevel });
+  const batch = parsed.data;
+  logger ??= createLogger({ name: "evalfleet.thread", level: batch.logLevel });
+  await Promise.all(batch.cases.map(async (c) => postReply(c.taskId, await runThreadCase(batch, c))));
+  return { kind: "done", replied: batch.cases.length };
+}
+
+/** Runs one case of a batch; resolves to its {@link ThreadReply}, never rejects. */
+async function runThreadCase(batch: ThreadBatch, task: ThreadCase): Promise<ThreadReply> {
   const taskId = task.taskId;
-  // Posted at once, never batched: the thread may block right after, and the watchdog needs it.
-  const post = (message: ThreadMessage): void => {
-    try {
-      parentPort?.postMessage(message);
-    } catch (err) {
-      logger?.debug({ err }, "could not post to the main thread");
-    }
-  };
   const cancel = new AbortController();
   running.set(taskId, cancel);
   if (cancelledEarly.delete(taskId)) cancel.abort(new DOMException("suite cancelled", "AbortError"));
   // What this thread holds and has to report, whatever the outcome (see ThreadReplySchema).
   let extras: Pick<ThreadReply, "resources" | "warnings"> = {};
   try {
-    let pending = suites.get(task.suitePath);
+    let pending = suites.get(batch.suitePath);
     if (!pending) {
-      pending = loadSuite(task.suitePath);
-      suites.set(task.suitePath, pending);
+      pending = loadSuite(batch.suitePath);
+      suites.set(batch.suitePath, pending);
     }
     const suite = await pending;
-    if (suite.fingerprint !== task.fingerprint) {
-      throw new EvalfleetError(ErrorCode.SuiteMismatch, `suite ${task.suitePath} changed since the run started (fingerprint ${suite.fingerprint.slice(0, 12)}, expected ${task.fingerprint.slice(0, 12)})`);
+    if (suite.fingerprint !== batch.fingerprint) {
+      throw new EvalfleetError(ErrorCode.SuiteMismatch, `suite ${batch.suitePath} changed since the run started (fingerprint ${suite.fingerprint.slice(0, 12)}, expected ${batch.fingerprint.slice(0, 12)})`);
     }
     const c = suite.cases[task.index];
     if (!c || c.name !== task.name) {
@@ -162,11 +185,11 @@ export default async function runThreadTask(raw: { task: unknown }): Promise<Thr
     }
     if (suite.mcpClients.length > 0) {
       // Once per thread, before its first case: the suite's MCP clients (Agno's mcp_tools=).
-      let entry = mcpSessions.get(task.suitePath);
+      let entry = mcpSessions.get(batch.suitePath);
       if (!entry) {
         const warnings: string[] = [];
         entry = { session: new McpSession(suite.mcpClients, { logger, onWarning: (message) => warnings.push(message) }), warnings };
-        mcpSessions.set(task.suitePath, entry);
+        mcpSessions.set(batch.suitePath, entry);
       }
       await entry.session.ensureConnected(cancel.signal);
       // Every reply says what the thread holds: the main side then knows whom to ask to close.
