@@ -40,7 +40,8 @@ export { runSuiteLocal, type LocalRunOptions } from "./coordinator/local.ts";
 export { selectCases, type Selector } from "./coordinator/select.ts";
 export { exitCodeFor, ExitCode } from "./coordinator/exit-code.ts";
 export { toJUnitXml } from "./coordinator/report/junit.ts";
-export { cli, type CliOptions } from "./coordinator/cli.ts";
+export { cli } from "./coordinator/cli-script.ts";
+export type { CliOptions } from "./coordinator/cli.ts";
 // Real models: judges, the built-in agent, framework adapters, MCP, AgentAsJudgeEval.
 export { openAIJudge, OpenAIJudge, type OpenAIJudgeOptions, type StructuredOutputMode, type JudgeUsageTotals } from "./worker/models/openai-judge.ts";
 export type { OpenAIConnectionOptions } from "./worker/models/openai-chat.ts";

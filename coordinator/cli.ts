@@ -13,7 +13,7 @@ import { runStatus, type RunStatus } from "./run-status.ts";
 import { booleanFromEnvironment, leaveRunOnSigterm, runIdFromEnvironment } from "./job-env.ts";
 import { QueueMetricsService } from "./queue-metrics.ts";
 import { createLogger, type Logger } from "../shared/logger.ts";
-import { captureDuringLoad, loadSuite, type LoadedSuite } from "../shared/suite.ts";
+import { loadSuite, type LoadedSuite } from "../shared/suite.ts";
 import { normalizeEvalSets, type EvalSetsDefinition } from "../shared/eval-sets.ts";
 import type { McpClientLike } from "../shared/mcp-client.ts";
 import { DEFAULT_TIMEOUT_SECONDS } from "../worker/lifecycle.ts";
@@ -88,12 +88,10 @@ interface RunFlags extends StoreFlags {
 }
 
 /**
- * Runs `cases` as a command line from inside a suite file and returns the exit code:
- * `process.exitCode = await cli(CASES)`. When evalfleet itself loads the file (a worker thread,
- * or `evalfleet run file.ts`), it only registers the cases and returns 0 without running anything.
+ * The command line of a suite file that calls `cli(CASES)` (see coordinator/cli-script.ts, which
+ * loads this module only when the script really runs). Returns the exit code.
  */
-export async function cli(cases: readonly Case[], options: CliOptions = {}): Promise<number> {
-  if (captureDuringLoad(cases, options)) return ExitCode.Ok;
+export async function runScript(cases: readonly Case[], options: CliOptions = {}): Promise<number> {
   const io = resolveIO(options);
   const program = new Command("evals")
     .description("Run the eval suite, or a subset with --name/--tag.")
