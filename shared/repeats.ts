@@ -1,6 +1,5 @@
 import { round3 } from "./py-format.ts";
 import { CaseResult, type RepeatResultData } from "./result.ts";
-import { MAX_OUTPUT_BYTES, truncateOutput, type CaseResultWire } from "./wire.ts";
 
 /**
  * `--repeat N`: folding the N runs of one case into the one entry the report keeps per case.
@@ -46,20 +45,4 @@ export function aggregateRepeats(runs: readonly CaseResult[]): CaseResult {
   result.durationSeconds = round3(runs.reduce((sum, r) => sum + r.durationSeconds, 0));
   result.repeats = runs.map((r, i) => toRepeatData(r, i + 1));
   return result;
-}
-
-/**
- * A result ready for a NATS message: the raw response dropped and the outputs cut so that the
- * case and its repeats stay within {@link MAX_OUTPUT_BYTES} together.
- */
-export function resultForMessage(wire: CaseResultWire): CaseResultWire {
-  const repeats = wire.repeats ?? null;
-  if (!repeats || repeats.length === 0) return { ...wire, response: null, output: truncateOutput(wire.output) };
-  const share = Math.max(1024, Math.floor(MAX_OUTPUT_BYTES / (repeats.length + 1)));
-  return {
-    ...wire,
-    response: null,
-    output: truncateOutput(wire.output, share),
-    repeats: repeats.map((r) => ({ ...r, output: truncateOutput(r.output, share) })),
-  };
 }

@@ -127,6 +127,8 @@ export const ThreadBatchSchema = z.object({
   /** The fingerprint the main thread loaded; the thread refuses a different suite. */
   fingerprint: z.string().length(64),
   logLevel: z.string(),
+  /** Send each case's raw response back (local mode reports it; a distributed worker drops it before publishing). */
+  keepResponses: z.boolean(),
   cases: z.array(ThreadCaseSchema).min(1),
 });
 export type ThreadBatch = z.infer<typeof ThreadBatchSchema>;
@@ -326,15 +328,19 @@ export const MAX_TEXT_BYTES = 16 * 1024;
 export const MAX_RESULT_MESSAGE_BYTES = 768 * 1024;
 
 /**
- * Makes a result fit on the wire: the output is cut to {@link MAX_OUTPUT_BYTES}, errors and
- * reasons to {@link MAX_TEXT_BYTES}, a scorer's detail over that size is replaced by a note, the
- * raw response is dropped (it never reaches the report). Each cut ends with a marker saying so.
+ * Makes a result fit on the wire: the output is cut to {@link MAX_OUTPUT_BYTES} (shared with its
+ * repeats, so that the case and its repeats stay within it together), errors and reasons to
+ * {@link MAX_TEXT_BYTES}, a scorer's detail over that size is replaced by a note, the raw response
+ * is dropped (it never reaches the report). Each cut ends with a marker saying so.
  */
 export function fitResultForWire(result: CaseResultWire): CaseResultWire {
+  const repeats = result.repeats ?? null;
+  const share = repeats && repeats.length > 0 ? Math.max(1024, Math.floor(MAX_OUTPUT_BYTES / (repeats.length + 1))) : MAX_OUTPUT_BYTES;
   return {
     ...result,
     response: null,
-    output: truncateOutput(result.output),
+    output: truncateOutput(result.output, share),
+    ...(repeats && repeats.length > 0 ? { repeats: repeats.map((r) => ({ ...r, output: truncateOutput(r.output, share) })) } : {}),
     error: truncateOutput(result.error, MAX_TEXT_BYTES),
     judgeReason: truncateOutput(result.judgeReason, MAX_TEXT_BYTES),
     toolsCalled: result.toolsCalled.length > 1000 ? [...result.toolsCalled.slice(0, 1000), `... ${result.toolsCalled.length - 1000} more`] : result.toolsCalled,

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Case, CaseResult, EvalfleetError, ExitCode, SuiteResult, exitCodeFor, loadSuite, passAtK, runCases, runSuiteLocal, selectCases } from "../index.ts";
 import { describeSelector } from "../coordinator/select.ts";
-import { aggregateRepeats, resultForMessage } from "../shared/repeats.ts";
+import { aggregateRepeats } from "../shared/repeats.ts";
+import { fitResultForWire } from "../shared/wire.ts";
 import { resultToWire } from "../worker/result-wire.ts";
 import { StubAgent, latch } from "./support/doubles.ts";
 
@@ -154,7 +155,7 @@ describe("repeats: aggregation and pass@k (pure)", () => {
   test("a result message cuts each repeat's output so the case fits the broker's limit", () => {
     const big = "x".repeat(200_000);
     const agg = aggregateRepeats([result("z", true, { output: big }), result("z", true, { output: big }), result("z", true, { output: big })]);
-    const wire = resultForMessage(resultToWire(agg));
+    const wire = fitResultForWire(resultToWire(agg));
     const bytes = Buffer.byteLength(JSON.stringify(wire));
     assert.ok(bytes < 300 * 1024, `${bytes} bytes`);
     // The marker counts toward each share (65536 bytes), so what is kept is a little less.

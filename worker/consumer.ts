@@ -31,7 +31,6 @@ import {
 import { CaseResult } from "../shared/result.ts";
 import { resultShell } from "./lifecycle.ts";
 import { runRepeated, sharedLimit } from "./repeats.ts";
-import { resultForMessage } from "../shared/repeats.ts";
 import type { CaseMetricsSink } from "./metrics.ts";
 import type { CasePool } from "./pool.ts";
 import type { Slots } from "./slots.ts";
@@ -376,15 +375,15 @@ export class RunServer {
 
   /** Publishes a result create-only: if the subject already holds one, another worker won, which is fine. */
   async #publishResult(result: CaseResult): Promise<void> {
-    const wire = resultToWire(result);
+    const wire = resultToWire(result, { response: false });
     const payload: ResultMessage = {
       v: NATS_PROTOCOL,
       runId: this.#runId,
       index: result.index,
       name: result.name,
       workerId: this.#deps.workerId,
-      // The response is dropped and outputs are cut (repeats included) to fit a message.
-      result: fitResultForWire(resultForMessage(wire)),
+      // The response is left out and outputs are cut (repeats included) to fit a message.
+      result: fitResultForWire(wire),
     };
     let body = JSON.stringify(payload);
     if (Buffer.byteLength(body) > MAX_RESULT_MESSAGE_BYTES) {

@@ -70,6 +70,8 @@ export interface CasePoolOptions {
   logger?: Logger;
   /** Told each warning a thread reports (a failed MCP connection), one line each time a thread reports it. Default: logged. */
   onWarning?: ((message: string) => void) | null;
+  /** Bring each case's raw response back from its thread. Default true; a distributed worker, which never publishes it, says false. */
+  keepResponses?: boolean;
 }
 
 /** How long {@link CasePool.destroy} waits for threads to close their MCP clients, in milliseconds. */
@@ -144,6 +146,7 @@ export class CasePool {
       graceSeconds: options.graceSeconds ?? DEFAULT_GRACE_SECONDS,
       logLevel: options.logLevel ?? "warn",
       logger: options.logger ?? silentLogger(),
+      keepResponses: options.keepResponses ?? true,
     };
     this.#piscina = new Piscina({
       filename: new URL("./thread-entry.mjs", import.meta.url).href,
@@ -375,6 +378,7 @@ export class CasePool {
       suitePath: this.#options.suitePath,
       fingerprint: this.#options.fingerprint,
       logLevel: this.#options.logLevel,
+      keepResponses: this.#options.keepResponses,
       cases: items.map((x) => x.task),
     };
     /** Settles every case of the batch still waiting for its reply. */

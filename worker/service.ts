@@ -160,6 +160,8 @@ export class WorkerService {
       threadMemoryMb: o.threadMemoryMb ?? null,
       logLevel: o.logLevel,
       logger: this.#log,
+      // Results go out without the raw response: no need to bring it across from the threads.
+      keepResponses: false,
     });
     const slots = new Slots(concurrency);
     const idle = o.exitWhenIdleSeconds ? setInterval(() => this.#checkIdle(), 1000) : null;

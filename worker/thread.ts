@@ -200,7 +200,7 @@ async function runThreadCase(batch: ThreadBatch, task: ThreadCase): Promise<Thre
     }
     if (cancel.signal.aborted) {
       // Cancelled while it waited for this thread: nothing of it runs, not even its setup.
-      return { kind: "result", result: resultToWire(notStartedResult(resultShell(c, task.index), task.attempt)), ...extras };
+      return { kind: "result", result: resultToWire(notStartedResult(resultShell(c, task.index), task.attempt), { response: false }), ...extras };
     }
     const commits = new CommitStream(taskId, post);
     const result = await runCase(c, {
@@ -223,7 +223,7 @@ async function runThreadCase(batch: ThreadBatch, task: ThreadCase): Promise<Thre
       },
     });
     commits.done();
-    return { kind: "result", result: resultToWire(result), ...extras };
+    return { kind: "result", result: resultToWire(result, { response: batch.keepResponses }), ...extras };
   } catch (err) {
     return { kind: "error", error: toErrorInfo(err), ...extras };
   } finally {
