@@ -381,12 +381,15 @@ export class CasePool {
       keepResponses: this.#options.keepResponses,
       cases: items.map((x) => x.task),
     };
+    // Only the ids are kept past this point: a reply already received must not be held by the
+    // batch (its end often comes before the last replies, and may wait for them a while).
+    const ids = items.map((x) => x.task.taskId);
     /** Settles every case of the batch still waiting for its reply. */
-    const settleWaiting = (settle: (reply: Deferred<ThreadReply>) => void): void => {
-      for (const { task } of items) {
-        const waiting = this.#awaitingReply.get(task.taskId);
+    const settleWaiting = (waitingIds: number[], settle: (reply: Deferred<ThreadReply>) => void): void => {
+      for (const id of waitingIds) {
+        const waiting = this.#awaitingReply.get(id);
         if (!waiting) continue;
-        this.#awaitingReply.delete(task.taskId);
+        this.#awaitingReply.delete(id);
         settle(waiting);
       }
     };
@@ -395,15 +398,17 @@ export class CasePool {
         const done = ThreadBatchReplySchema.safeParse(raw);
         if (!done.success) {
           const error = { code: ErrorCode.WireInvalid, name: "EvalfleetError", message: `malformed reply from thread: ${done.error.issues[0]?.message}` };
-          settleWaiting((w) => w.resolve({ kind: "error", error }));
+          settleWaiting(ids, (w) => w.resolve({ kind: "error", error }));
         } else if (done.data.kind === "error") {
           const error = done.data.error;
-          settleWaiting((w) => w.resolve({ kind: "error", error }));
-        } else if (items.some(({ task }) => this.#awaitingReply.has(task.taskId))) {
-          setTimeout(() => settleWaiting((w) => w.reject(new Error(`the thread finished the case but its result never arrived within ${LOST_REPLY_MS / 1000}s`))), LOST_REPLY_MS).unref();
+          settleWaiting(ids, (w) => w.resolve({ kind: "error", error }));
+        } else {
+          const missing = ids.filter((id) => this.#awaitingReply.has(id));
+          if (missing.length === 0) return;
+          setTimeout(() => settleWaiting(missing, (w) => w.reject(new Error(`the thread finished the case but its result never arrived within ${LOST_REPLY_MS / 1000}s`))), LOST_REPLY_MS).unref();
         }
       },
-      (err: unknown) => settleWaiting((w) => w.reject(err)),
+      (err: unknown) => settleWaiting(ids, (w) => w.reject(err)),
     );
   }
 
