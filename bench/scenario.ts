@@ -1,7 +1,8 @@
 // One benchmark measurement in a fresh process, printed as one JSON line on stdout.
 // Run by bench/run.ts; the suite is bench/trivial-suite.ts sized by BENCH_CASES.
 //   --mode baseline|inline|local|coordinator  --concurrency N  --threads N
-//   coordinator: --nats URL --warmup N (cases run first, not measured) --watch-pids a,b (CPU read from /proc)
+//   --warmup N: the first N cases run once before the measurement (baseline, inline, coordinator)
+//   coordinator: --nats URL --watch-pids a,b (CPU read from /proc)
 import { parseArgs } from "node:util";
 import pLimit from "p-limit";
 import { loadSuite, runCases, runSuiteLocal } from "../index.ts";
@@ -24,11 +25,11 @@ const suite = await loadSuite(new URL("./trivial-suite.ts", import.meta.url).pat
 const n = suite.cases.length;
 const gc = (globalThis as { gc?: () => void }).gc;
 
-async function baseline(): Promise<void> {
+async function baseline(cases: typeof suite.cases): Promise<void> {
   const limit = pLimit(concurrency);
   const controller = new AbortController();
   await Promise.all(
-    suite.cases.map((c) =>
+    cases.map((c) =>
       limit(async () => {
         const out = (await c.agent!.run(c.input, { signal: controller.signal, sessionId: "s" })) as { content?: unknown };
         await c.scorer!.score(out, c.expected, { signal: controller.signal });
@@ -38,12 +39,17 @@ async function baseline(): Promise<void> {
 }
 
 const watched = values["watch-pids"] ? values["watch-pids"].split(",").map(Number) : [];
+const warm = Number(values.warmup);
 let runOnce: () => Promise<{ passed: number }>;
-if (mode === "baseline") runOnce = async () => (await baseline(), { passed: n });
-else if (mode === "inline") runOnce = () => runCases(suite.cases, { concurrency });
-else if (mode === "local") runOnce = () => runSuiteLocal(suite, { concurrency, threads: Number(values.threads) });
+if (mode === "baseline") {
+  // The same warm-up as the team's baselines: the JIT has seen the code before the clock starts.
+  if (warm > 0) await baseline(suite.cases.slice(0, warm));
+  runOnce = async () => (await baseline(suite.cases), { passed: n });
+} else if (mode === "inline") {
+  if (warm > 0) await runCases(suite.cases.slice(0, warm), { concurrency });
+  runOnce = () => runCases(suite.cases, { concurrency });
+} else if (mode === "local") runOnce = () => runSuiteLocal(suite, { concurrency, threads: Number(values.threads) });
 else if (mode === "coordinator") {
-  const warm = Number(values.warmup);
   if (warm > 0) {
     const names = suite.cases.slice(0, warm).map((c) => c.name);
     await runDistributed(suite, { nats: { servers: [values.nats!] }, name: names, waitForWorkersSeconds: 30 });
