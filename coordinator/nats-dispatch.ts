@@ -6,6 +6,7 @@ import { CaseResult, SuiteResult } from "../shared/result.ts";
 import type { LoadedSuite } from "../shared/suite.ts";
 import { EvalfleetError, ErrorCode, errorMessage } from "../shared/errors.ts";
 import { openBroker, type Broker } from "../shared/jetstream-setup.ts";
+import { decodeSelection, encodeSelection } from "../shared/case-selection.ts";
 import { connectNats, processLabel, type NatsSettings } from "../shared/nats-connection.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { round3 } from "../shared/py-format.ts";
@@ -139,11 +140,17 @@ export async function resumeDistributed(suite: LoadedSuite, runId: string, optio
       `run ${runId} was started with suite fingerprint ${manifest.suite.fingerprint.slice(0, 12)} ('${manifest.suite.name}'); ${suite.path} has ${suite.fingerprint.slice(0, 12)}`,
     );
   }
-  const selected: SelectedCase[] = manifest.selected.map((s) => {
-    const c = suite.cases[s.index];
-    if (!c || c.name !== s.name) throw new EvalfleetError(ErrorCode.SuiteMismatch, `run ${runId}: case ${s.index} '${s.name}' is not in ${suite.path}`);
-    return { index: s.index, case: c };
-  });
+  if (manifest.selection.caseCount !== suite.cases.length) {
+    await nc.close().catch(() => undefined);
+    throw new EvalfleetError(ErrorCode.SuiteMismatch, `run ${runId} was started on a suite of ${manifest.selection.caseCount} cases; ${suite.path} has ${suite.cases.length}`);
+  }
+  let selected: SelectedCase[];
+  try {
+    selected = decodeSelection(manifest.selection).map((index) => ({ index, case: suite.cases[index]! }));
+  } catch (err) {
+    await nc.close().catch(() => undefined);
+    throw err;
+  }
   const run = new DistributedRun(nc, broker, suite, selected, runId, { ...options, defaultTimeout: manifest.defaultTimeout, maxAttempts: manifest.maxAttempts }, manifest);
   return run.start();
 }
@@ -279,7 +286,7 @@ class DistributedRun {
       v: NATS_PROTOCOL,
       runId: this.#runId,
       suite: { name: this.#suite.name, fingerprint: this.#suite.fingerprint, path: this.#suite.path },
-      selected: this.#selected.map((s) => ({ index: s.index, name: s.case.name })),
+      selection: encodeSelection(this.#selected.map((s) => s.index), this.#suite.cases.length),
       defaultTimeout: this.#o.defaultTimeout ?? this.#suite.defaultTimeout ?? DEFAULT_TIMEOUT_SECONDS,
       maxAttempts,
       ackWaitSeconds,
@@ -290,10 +297,19 @@ class DistributedRun {
       createdAt: new Date().toISOString(),
       coordinator: { host: processLabel().split("/")[0]!, pid: process.pid },
     };
+    const text = JSON.stringify(manifest);
+    const limit = this.#nc.info?.max_payload;
+    if (limit && Buffer.byteLength(text) > limit) {
+      throw new EvalfleetError(ErrorCode.BrokerConfig, `the run's manifest is ${Buffer.byteLength(text)} bytes, over the server's max_payload of ${limit}: raise max_payload on the NATS server`);
+    }
     try {
-      await kv.create(runKeys.manifest(this.#runId), JSON.stringify(manifest));
+      await kv.create(runKeys.manifest(this.#runId), text);
     } catch (err) {
-      throw new EvalfleetError(ErrorCode.RunExists, `run '${this.#runId}' already exists (${errorMessage(err)})`);
+      // Only "the key exists" means another run has this id; anything else is said as it is.
+      // (10071 / 10164: the key's last sequence is not 0, i.e. it is taken.)
+      const code = (err as { code?: unknown } | null)?.code;
+      if (code === 10071 || code === 10164) throw new EvalfleetError(ErrorCode.RunExists, `run '${this.#runId}' already exists`);
+      throw new EvalfleetError(ErrorCode.BrokerUnreachable, `could not create run '${this.#runId}': ${errorMessage(err)}`);
     }
     return manifest;
   }
@@ -358,13 +374,13 @@ class DistributedRun {
         if (i !== null) queued.add(i);
       }
     }
-    const todo = manifest.selected.filter((s) => !this.#collector.has(s.index) && !queued.has(s.index));
+    const todo = this.#selected.filter((s) => !this.#collector.has(s.index) && !queued.has(s.index));
     const window = 256;
     let published = 0;
     for (let i = 0; i < todo.length && !this.#machine.stopping; i += window) {
       await Promise.all(
         todo.slice(i, i + window).map(async (s) => {
-          const msg: CaseMessage = { v: NATS_PROTOCOL, runId: this.#runId, index: s.index, name: s.name, fingerprint: manifest.suite.fingerprint };
+          const msg: CaseMessage = { v: NATS_PROTOCOL, runId: this.#runId, index: s.index, name: s.case.name, fingerprint: manifest.suite.fingerprint };
           for (let tries = 1; ; tries++) {
             try {
               await publisher.publish(caseSubject(this.#runId, s.index), JSON.stringify(msg), { msgId: caseMsgId(this.#runId, s.index) });

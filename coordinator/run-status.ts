@@ -1,4 +1,5 @@
 import type { Broker } from "../shared/jetstream-setup.ts";
+import { decodeSelection } from "../shared/case-selection.ts";
 import { CaseResult } from "../shared/result.ts";
 import { CASES_STREAM, RESULTS_STREAM, runConsumer, runKeys, resultSubjects } from "../shared/subjects.ts";
 import { CancelSchema, ResultMessageSchema, WorkerRecordSchema, type WorkerRecord } from "../shared/wire.ts";
@@ -32,7 +33,7 @@ export async function runStatus(broker: Broker, runId: string): Promise<RunStatu
   const cancelEntry = await broker.kv.get(runKeys.cancel(runId));
   const cancel = cancelEntry && cancelEntry.operation === "PUT" ? CancelSchema.safeParse(JSON.parse(cancelEntry.string())) : null;
 
-  const selected = new Map(manifest.selected.map((s) => [s.index, s.name]));
+  const selected = new Set(decodeSelection(manifest.selection));
   const seen = new Map<number, boolean>();
   const info = await broker.jsm.streams.info(RESULTS_STREAM, { subjects_filter: resultSubjects(runId) });
   const stored = Object.keys(info.state.subjects ?? {}).length;
@@ -44,7 +45,7 @@ export async function runStatus(broker: Broker, runId: string): Promise<RunStatu
       for await (const m of batch) {
         got++;
         const parsed = ResultMessageSchema.safeParse(JSON.parse(m.string()));
-        if (parsed.success && selected.get(parsed.data.index) === parsed.data.name && !seen.has(parsed.data.index)) {
+        if (parsed.success && selected.has(parsed.data.index) && !seen.has(parsed.data.index)) {
           seen.set(parsed.data.index, CaseResult.fromData(parsed.data.result).passed);
         }
       }
@@ -76,7 +77,7 @@ export async function runStatus(broker: Broker, runId: string): Promise<RunStatu
     suite: manifest.suite.name,
     fingerprint: manifest.suite.fingerprint,
     createdAt: manifest.createdAt,
-    selected: manifest.selected.length,
+    selected: manifest.selection.count,
     done: seen.size,
     passed,
     failed: seen.size - passed,

@@ -12,6 +12,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { useNatsServer } from "./harness/use-nats-server.ts";
 import { evalfleet, exitOf, fixture, markers, queuedCaseMessages, readJson, waitFor } from "./harness/processes.ts";
 import { caseSubject, resultSubject } from "../shared/subjects.ts";
+import { NATS_PROTOCOL } from "../shared/wire.ts";
 
 const server = useNatsServer();
 
@@ -31,11 +32,11 @@ describe("bad input on the wire", () => {
     const fingerprint = "0".repeat(64);
     const publish = (subject: string, body: string | Uint8Array) => js.publish(subject, body);
     await publish(caseSubject(runId, 1), "{not json");
-    await publish(caseSubject(runId, 2), JSON.stringify({ v: 1, runId, index: 2 })); // fails the schema
+    await publish(caseSubject(runId, 2), JSON.stringify({ v: NATS_PROTOCOL, runId, index: 2 })); // fails the schema
     await publish(caseSubject(runId, 3), JSON.stringify({ v: 2, runId, index: 3, name: "case_03", fingerprint }));
-    await publish(caseSubject(runId, 99), JSON.stringify({ v: 1, runId, index: 99, name: "case_99", fingerprint }));
-    await publish(caseSubject(runId, 4), JSON.stringify({ v: 1, runId, index: 4, name: "not_case_04", fingerprint }));
-    await publish(caseSubject(runId, 5), JSON.stringify({ v: 1, runId, index: 5, name: "case_05", fingerprint, padding: "x".repeat(200_000) }));
+    await publish(caseSubject(runId, 99), JSON.stringify({ v: NATS_PROTOCOL, runId, index: 99, name: "case_99", fingerprint }));
+    await publish(caseSubject(runId, 4), JSON.stringify({ v: NATS_PROTOCOL, runId, index: 4, name: "not_case_04", fingerprint }));
+    await publish(caseSubject(runId, 5), JSON.stringify({ v: NATS_PROTOCOL, runId, index: 5, name: "case_05", fingerprint, padding: "x".repeat(200_000) }));
     await publish(resultSubject(runId, 6), "{also not json");
     await nc.close();
 

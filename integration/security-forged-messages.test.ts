@@ -16,7 +16,7 @@ import { Kvm } from "@nats-io/kv";
 import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
 import { evalfleet, exitOf, fixture, killLeftovers, readJson, waitFor } from "./harness/processes.ts";
 import { RESULTS_STREAM, RUNS_BUCKET, caseSubject, resultSubject, runKeys } from "../shared/subjects.ts";
-import { RunManifestSchema } from "../shared/wire.ts";
+import { NATS_PROTOCOL, RunManifestSchema } from "../shared/wire.ts";
 
 const SUITE = fixture("security-forged-suite.ts");
 const FOREIGN = fixture("security-foreign-suite.ts");
@@ -66,10 +66,10 @@ describe("security: case messages never carry code", () => {
     const pwned = join(dir, "pwned");
     const code = `require("node:fs").writeFileSync(${JSON.stringify(pwned)}, "")`;
     const forged: Array<{ what: string; index: number; payload: string }> = [
-      { what: "a name that does not match the index", index: 0, payload: JSON.stringify({ v: 1, runId, index: 0, name: "free_c", fingerprint }) },
-      { what: "extra fields: code and another suite's path", index: 1, payload: JSON.stringify({ v: 1, runId, index: 1, name: "hold_b", fingerprint, code, suitePath: FOREIGN }) },
-      { what: "an index out of range", index: 7, payload: JSON.stringify({ v: 1, runId, index: 7, name: "hold_a", fingerprint }) },
-      { what: "another suite's path for a case already done", index: 2, payload: JSON.stringify({ v: 1, runId, index: 2, name: "free_c", fingerprint, suitePath: FOREIGN }) },
+      { what: "a name that does not match the index", index: 0, payload: JSON.stringify({ v: NATS_PROTOCOL, runId, index: 0, name: "free_c", fingerprint }) },
+      { what: "extra fields: code and another suite's path", index: 1, payload: JSON.stringify({ v: NATS_PROTOCOL, runId, index: 1, name: "hold_b", fingerprint, code, suitePath: FOREIGN }) },
+      { what: "an index out of range", index: 7, payload: JSON.stringify({ v: NATS_PROTOCOL, runId, index: 7, name: "hold_a", fingerprint }) },
+      { what: "another suite's path for a case already done", index: 2, payload: JSON.stringify({ v: NATS_PROTOCOL, runId, index: 2, name: "free_c", fingerprint, suitePath: FOREIGN }) },
       { what: "not JSON at all, out of range", index: 9, payload: `await import(${JSON.stringify(FOREIGN)}); ${code}` },
     ];
     const js = jetstream(nc);

@@ -18,6 +18,7 @@ import { evalfleet, exitOf, fixture, killLeftovers, readJson, root, waitFor } fr
 import { NO_NATS_ENV } from "./harness/auth-runs.ts";
 import { randomSecret } from "./harness/credentials.ts";
 import { CASES_STREAM, RUNS_BUCKET, caseSubject, caseSubjects, runConsumer, runKeys } from "../shared/subjects.ts";
+import { NATS_PROTOCOL } from "../shared/wire.ts";
 
 const CONF = join(root, "deploy", "nats", "evalfleet-permissions.conf");
 const VALUES = join(root, "deploy", "nats", "values.yaml");
@@ -79,10 +80,10 @@ describe("security: the least-privilege NATS users deploy/ ships", () => {
         return true;
       }, `${what} is refused`);
     };
-    const forgedCase = JSON.stringify({ v: 1, runId, index: 0, name: "alpha", fingerprint: "0".repeat(64) });
+    const forgedCase = JSON.stringify({ v: NATS_PROTOCOL, runId, index: 0, name: "alpha", fingerprint: "0".repeat(64) });
     await denied("publishing a case message", caseSubject(runId, 0), () => js.publish(caseSubject(runId, 0), forgedCase));
     await denied("purging EVALFLEET_CASES", `$JS.API.STREAM.PURGE.${CASES_STREAM}`, () => jsm.streams.purge(CASES_STREAM, { filter: caseSubjects(runId) }));
-    await denied("creating the cancel key", `$KV.${RUNS_BUCKET}.${runKeys.cancel(runId)}`, () => kv.create(runKeys.cancel(runId), JSON.stringify({ v: 1, at: "now", by: "a worker", reason: "mischief" })));
+    await denied("creating the cancel key", `$KV.${RUNS_BUCKET}.${runKeys.cancel(runId)}`, () => kv.create(runKeys.cancel(runId), JSON.stringify({ v: NATS_PROTOCOL, at: "now", by: "a worker", reason: "mischief" })));
     await denied("writing the run's state", `$KV.${RUNS_BUCKET}.${runKeys.state(runId)}`, () => kv.put(runKeys.state(runId), "{}"));
     await denied("writing a manifest", `$KV.${RUNS_BUCKET}.${runKeys.manifest("another-run")}`, () => kv.put(runKeys.manifest("another-run"), "{}"));
     await denied("creating a consumer of EVALFLEET_CASES", `$JS.API.CONSUMER.CREATE.${CASES_STREAM}.thief.evalfleet.*.cases.*`, () =>
@@ -91,7 +92,7 @@ describe("security: the least-privilege NATS users deploy/ ships", () => {
     await denied("deleting a run's consumer", `$JS.API.CONSUMER.DELETE.${CASES_STREAM}.${runConsumer(runId)}`, () => jsm.consumers.delete(CASES_STREAM, runConsumer(runId)));
     // Not a blanket refusal: what a worker needs still works for the same connection.
     assert.equal((await kv.get(runKeys.state(runId)))?.json<{ phase: string }>().phase, "completed", "reading the run's state");
-    await kv.put(runKeys.worker(runId, "probe"), JSON.stringify({ v: 1 }));
+    await kv.put(runKeys.worker(runId, "probe"), JSON.stringify({ v: NATS_PROTOCOL }));
   });
 
   test("a worker that does not use its reply prefix is told which option to set", async () => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ErrorInfoSchema } from "./errors.ts";
+import { CaseSelectionSchema } from "./case-selection.ts";
 
 /**
  * Every message that crosses a thread boundary (and, in distributed mode, NATS), as zod schemas.
@@ -226,7 +227,7 @@ export type ThreadBroadcastReply = z.infer<typeof ThreadBroadcastReplySchema>;
 // Distributed mode: messages on NATS. Every one carries `v`, the protocol version.
 
 /** Version of the NATS protocol; a message of another version is refused with a clear error. */
-export const NATS_PROTOCOL = 1;
+export const NATS_PROTOCOL = 2;
 const V = z.literal(NATS_PROTOCOL);
 
 /** Largest case output kept in a result, in bytes (UTF-8); longer output is cut with a marker. */
@@ -237,8 +238,8 @@ export const RunManifestSchema = z.object({
   v: V,
   runId: z.string(),
   suite: z.object({ name: z.string(), fingerprint: z.string().length(64), path: z.string() }),
-  /** The selected cases, in declaration order. */
-  selected: z.array(z.object({ index: z.number().int().nonnegative(), name: z.string() })),
+  /** The selected cases (see shared/case-selection.ts); the suite's fingerprint says which suite they index. */
+  selection: CaseSelectionSchema,
   /** Seconds, for cases that set none (already resolved: flag, suite, 120). */
   defaultTimeout: z.number().nonnegative(),
   /** Deliveries per case before it is recorded as lost. */

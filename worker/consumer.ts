@@ -4,6 +4,7 @@ import type { Broker } from "../shared/jetstream-setup.ts";
 import type { LoadedSuite } from "../shared/suite.ts";
 import type { Logger } from "../shared/logger.ts";
 import { errorMessage } from "../shared/errors.ts";
+import { decodeSelection } from "../shared/case-selection.ts";
 import {
   CASES_STREAM,
   RESULTS_STREAM,
@@ -89,8 +90,8 @@ export class RunServer {
   readonly #cancel = new AbortController();
   #over: string | null = null;
   #busy = 0;
-  /** The run's selected cases by declaration index. */
-  readonly #selected: ReadonlyMap<number, { index: number; name: string }>;
+  /** Indexes of the run's selected cases (decoded once the suite is known to be the run's). */
+  #selected: ReadonlySet<number> = new Set();
   #tick: Promise<void> | null = null;
   #interrupted = 0;
   /** Pulls of this run server waiting for a case. */
@@ -102,7 +103,6 @@ export class RunServer {
     this.#manifest = manifest;
     this.#runId = manifest.runId;
     this.#deps = deps;
-    this.#selected = new Map(manifest.selected.map((s) => [s.index, s]));
     setMaxListeners(0, this.#cancel.signal);
     // One signal for every case of the run: AbortSignal.any per case was a measurable cost.
     this.#caseAbort = AbortSignal.any([this.#cancel.signal, deps.abort]);
@@ -124,6 +124,15 @@ export class RunServer {
     if (this.#manifest.suite.fingerprint !== suite.fingerprint) {
       const why = `run ${this.#runId} is for suite '${this.#manifest.suite.name}' with fingerprint ${this.#manifest.suite.fingerprint.slice(0, 12)}, this worker loaded ${suite.path} with fingerprint ${suite.fingerprint.slice(0, 12)}`;
       log.error({ theirs: this.#manifest.suite.fingerprint, ours: suite.fingerprint }, `refusing the run: ${why}`);
+      await this.#presence(false, why).catch(() => undefined);
+      return { kind: "refused", why };
+    }
+    try {
+      if (this.#manifest.selection.caseCount !== suite.cases.length) throw new Error(`the manifest counts ${this.#manifest.selection.caseCount} cases, the suite has ${suite.cases.length}`);
+      this.#selected = new Set(decodeSelection(this.#manifest.selection));
+    } catch (err) {
+      const why = `run ${this.#runId} has an unusable manifest: ${errorMessage(err)}`;
+      log.error(`refusing the run: ${why}`);
       await this.#presence(false, why).catch(() => undefined);
       return { kind: "refused", why };
     }
@@ -236,7 +245,7 @@ export class RunServer {
     const log = (): Logger => (child ??= logger.child({ run: this.#runId, subject: m.subject }));
     const attempt = m.info.deliveryCount;
     const index = indexOfSubject(m.subject);
-    const selected = index === null ? undefined : this.#selected.get(index);
+    const selected = index !== null && this.#selected.has(index) ? suite.cases[index] : undefined;
     const size = m.data.length;
     let parsed: unknown;
     let notJson = false;
