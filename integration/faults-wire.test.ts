@@ -33,7 +33,7 @@ describe("bad input on the wire", () => {
     const publish = (subject: string, body: string | Uint8Array) => js.publish(subject, body);
     await publish(caseSubject(runId, 1), "{not json");
     await publish(caseSubject(runId, 2), JSON.stringify({ v: NATS_PROTOCOL, runId, index: 2 })); // fails the schema
-    await publish(caseSubject(runId, 3), JSON.stringify({ v: 2, runId, index: 3, name: "case_03", fingerprint }));
+    await publish(caseSubject(runId, 3), JSON.stringify({ v: NATS_PROTOCOL + 1, runId, index: 3, name: "case_03", fingerprint }));
     await publish(caseSubject(runId, 99), JSON.stringify({ v: NATS_PROTOCOL, runId, index: 99, name: "case_99", fingerprint }));
     await publish(caseSubject(runId, 4), JSON.stringify({ v: NATS_PROTOCOL, runId, index: 4, name: "not_case_04", fingerprint }));
     await publish(caseSubject(runId, 5), JSON.stringify({ v: NATS_PROTOCOL, runId, index: 5, name: "case_05", fingerprint, padding: "x".repeat(200_000) }));
@@ -51,7 +51,7 @@ describe("bad input on the wire", () => {
     const errorOf = (i: number) => cases[i]!.error ?? "";
     assert.match(errorOf(1), /^worker: malformed case message: not valid JSON$/);
     assert.match(errorOf(2), /^worker: malformed case message: name: /);
-    assert.match(errorOf(3), /^worker: case message speaks protocol version 2; this worker speaks 1$/);
+    assert.equal(errorOf(3), `worker: case message speaks protocol version ${NATS_PROTOCOL + 1}; this worker speaks ${NATS_PROTOCOL}`);
     assert.match(errorOf(4), /^worker: case message does not match the run's manifest \(run 'wire-1', index 4, name 'not_case_04'\)$/);
     assert.match(errorOf(5), /^worker: case message of \d+ bytes exceeds the 65536-byte limit$/);
     assert.match(errorOf(6), /^worker: malformed result message: /);
