@@ -119,7 +119,7 @@ export class RunServer {
 
   /** Serves the run; resolves when it is finished (or refused, or interrupted by shutdown). */
   async serve(): Promise<RunServeEnd> {
-    const { suite, logger, broker } = this.#deps;
+    const { suite, logger } = this.#deps;
     const log = logger.child({ run: this.#runId });
     if (this.#manifest.suite.fingerprint !== suite.fingerprint) {
       const why = `run ${this.#runId} is for suite '${this.#manifest.suite.name}' with fingerprint ${this.#manifest.suite.fingerprint.slice(0, 12)}, this worker loaded ${suite.path} with fingerprint ${suite.fingerprint.slice(0, 12)}`;
