@@ -48,6 +48,9 @@ import { selectCases, type SelectedCase, type Selector } from "./select.ts";
 import { checkPassThreshold, checkRepeat } from "./run-policy.ts";
 import { sleep } from "../shared/sleep.ts";
 
+/** One decoder for every message, not a new one per result. */
+const utf8 = new TextDecoder();
+
 /**
  * The distributed run: publish the selected cases on JetStream, tail the results in any order,
  * reconcile lost cases, cancel, and reassemble one SuiteResult in declaration order.
@@ -194,7 +197,6 @@ class DistributedRun {
   readonly #broker: Broker;
   readonly #suite: LoadedSuite;
   readonly #selected: readonly SelectedCase[];
-  readonly #byIndex: Map<number, SelectedCase>;
   readonly #runId: string;
   readonly #o: DistributedRunOptions;
   readonly #log: Logger;
@@ -231,7 +233,6 @@ class DistributedRun {
     this.#broker = broker;
     this.#suite = suite;
     this.#selected = selected;
-    this.#byIndex = new Map(selected.map((s) => [s.index, s]));
     this.#runId = runId;
     this.#o = options;
     this.#log = (options.logger ?? silentLogger()).child({ run: runId });
@@ -421,7 +422,7 @@ class DistributedRun {
       const info = await this.#broker.jsm.streams.info(RESULTS_STREAM, { subjects_filter: resultSubjects(this.#runId) });
       const stored = Object.keys(info.state.subjects ?? {}).filter((s) => {
         const i = indexOfSubject(s);
-        return i !== null && this.#byIndex.has(i);
+        return i !== null && this.#collector.selectedAt(i) !== undefined;
       }).length;
       if (this.#collector.size >= stored || Date.now() > until) return;
       await sleep(50);
@@ -429,13 +430,13 @@ class DistributedRun {
   }
 
   #onResult(data: Uint8Array, subject: string): void {
-    const parsed = ResultMessageSchema.safeParse(tryParseJson(new TextDecoder().decode(data)));
+    const parsed = ResultMessageSchema.safeParse(tryParseJson(utf8.decode(data)));
     const index = indexOfSubject(subject);
     let problem: string | null = null;
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       problem = `malformed result message: ${issue?.path.join(".") || "message"}: ${issue?.message}`;
-    } else if (parsed.data.runId !== this.#runId || index !== parsed.data.index || this.#byIndex.get(index)?.case.name !== parsed.data.name) {
+    } else if (parsed.data.runId !== this.#runId || index !== parsed.data.index || this.#collector.selectedAt(index)?.case.name !== parsed.data.name) {
       problem = `result message for run '${parsed.data.runId}', case ${parsed.data.index} '${parsed.data.name}' on the subject of case ${index}`;
     }
     if (problem === null) {
@@ -445,7 +446,7 @@ class DistributedRun {
     this.#log.warn({ subject }, `disposing of a bad result: ${problem}`);
     // Results are create-only per case: this message holds the case's subject, so no real result
     // can follow. The case is known: record the problem as its result rather than wait forever.
-    const sel = index === null ? undefined : this.#byIndex.get(index);
+    const sel = index === null ? undefined : this.#collector.selectedAt(index);
     if (sel && !this.#collector.has(sel.index)) this.#accept(this.#errorResult(sel, `worker: ${problem}`, 1), "bad result message");
   }
 
@@ -465,17 +466,17 @@ class DistributedRun {
       return;
     }
     if (this.#started.delete(result.index)) this.#reportWorkers();
-    const sel = this.#byIndex.get(result.index)!;
+    const sel = this.#collector.selectedAt(result.index)!;
     if (this.#o.onCaseEnd) callSyncHook("onCaseEnd", () => this.#o.onCaseEnd!(sel.case, result), (m) => result.addError(m));
     if (this.#collector.complete) this.#finish(this.#cancelReason);
     else if (this.#machine.state === "cancelling" && this.#started.size === 0) this.#finish(this.#cancelReason);
   }
 
   #onEvent(data: Uint8Array, subject: string): void {
-    const parsed = EventMessageSchema.safeParse(tryParseJson(new TextDecoder().decode(data)));
+    const parsed = EventMessageSchema.safeParse(tryParseJson(utf8.decode(data)));
     if (!parsed.success || parsed.data.runId !== this.#runId || indexOfSubject(subject) !== parsed.data.index) return;
     const e = parsed.data;
-    const sel = this.#byIndex.get(e.index);
+    const sel = this.#collector.selectedAt(e.index);
     if (!sel || this.#collector.has(e.index)) return;
     this.#workerJoined = true;
     if (e.kind === "started") {
@@ -491,7 +492,7 @@ class DistributedRun {
   }
 
   async #onMaxDeliveries(data: Uint8Array): Promise<void> {
-    const advisory = tryParseJson(new TextDecoder().decode(data)) as { stream_seq?: number; deliveries?: number } | undefined;
+    const advisory = tryParseJson(utf8.decode(data)) as { stream_seq?: number; deliveries?: number } | undefined;
     if (!advisory?.stream_seq) return;
     try {
       const stored = await this.#broker.jsm.streams.getMessage(CASES_STREAM, { seq: advisory.stream_seq });
@@ -505,7 +506,7 @@ class DistributedRun {
 
   /** Records a case whose deliveries are used up, unless its result has arrived after all. */
   async #recordLost(index: number, deliveries: number, seq: number | null): Promise<void> {
-    const sel = this.#byIndex.get(index);
+    const sel = this.#collector.selectedAt(index);
     if (!sel || this.#collector.has(index)) return;
     const stored = await this.#broker.jsm.streams.getMessage(RESULTS_STREAM, { last_by_subj: resultSubject(this.#runId, index) }).catch(() => null);
     if (stored) {
@@ -660,7 +661,7 @@ class DistributedRun {
     if (this.#o.onCaseEnd) {
       for (const r of results) {
         if (!r.skipped) continue;
-        const sel = this.#byIndex.get(r.index)!;
+        const sel = this.#collector.selectedAt(r.index)!;
         callSyncHook("onCaseEnd", () => this.#o.onCaseEnd!(sel.case, r), (m) => r.addError(m));
       }
     }

@@ -621,7 +621,8 @@ describe("ResultCollector / reassemble", () => {
 
   test("reassemble orders by index and fills gaps", () => {
     const sel = selectCases(suite, { name: ["d", "a"] });
-    const out = reassemble([...sel].reverse(), new Map([[3, resultFor(3)]]), "suite cancelled");
+    const held = new Map([[3, resultFor(3)]]);
+    const out = reassemble([...sel].reverse(), (i) => held.get(i), "suite cancelled");
     assert.deepEqual(out.map((r) => [r.name, r.skipped, r.error]), [["a", true, "skipped: suite cancelled"], ["d", false, null]]);
   });
 
