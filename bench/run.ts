@@ -105,6 +105,9 @@ async function stopAll(children: ChildProcess[]): Promise<void> {
 async function distributed(server: TestNatsServer, workers: number, cases: number, perWorker: number, latencyMs: number, runs: number) {
   const env = { BENCH_CASES: String(cases), BENCH_LATENCY_MS: String(latencyMs) };
   const procs = startWorkers(workers, server.url, env, perWorker, 2);
+  // Each worker's RSS, sampled through the runs: growth once warm shows as a rise in the second half.
+  const samples: number[][] = procs.map(() => []);
+  const sampler = setInterval(() => procs.forEach((p, i) => samples[i]!.push(rssBytes(p.pid!) ?? 0)), 200);
   try {
     const outs: ScenarioOut[] = [];
     for (let i = 0; i < runs; i++) {
@@ -113,8 +116,11 @@ async function distributed(server: TestNatsServer, workers: number, cases: numbe
     }
     const best = outs.sort((a, b) => a.seconds - b.seconds)[Math.floor(outs.length / 2)]!;
     const workerRss = procs.map((p) => rssBytes(p.pid!) ?? 0);
-    return { out: best, workerRss };
+    // Peak of the second half of the run against the peak of the first half, per worker.
+    const workerRssGrowth = samples.map((xs) => Math.max(0, ...xs.slice(Math.floor(xs.length / 2))) - Math.max(0, ...xs.slice(0, Math.floor(xs.length / 2))));
+    return { out: best, workerRss, workerRssGrowth };
   } finally {
+    clearInterval(sampler);
     await stopAll(procs);
   }
 }
@@ -242,6 +248,7 @@ try {
     coordinator_rss_bytes_per_case: Math.max(0, mem.out.rss_after - mem.out.rss_before) / MEM_N,
     coordinator_heap_bytes_per_case: Math.max(0, mem.out.heap_after_gc - mem.out.heap_before) / MEM_N,
     worker_rss_bytes_after_long_run: Math.max(...mem.workerRss),
+    worker_rss_growth_second_half_bytes: Math.max(...mem.workerRssGrowth),
     cancel_to_report_s: cancel,
     cases: N,
     memory_cases: MEM_N,
@@ -284,7 +291,7 @@ const rows: Array<[string, string, string]> = [
   ["nats-server CPU per case", `${r.nats_server_cpu_ms_per_case!.toFixed(3)} ms`, ""],
   [`coordinator RSS per case (${MEM_N})`, `${r.coordinator_rss_bytes_per_case!.toFixed(0)} B`, "target <= 1024"],
   [`coordinator heap per case held (${MEM_N})`, `${r.coordinator_heap_bytes_per_case!.toFixed(0)} B`, ""],
-  ["worker RSS after the long run", `${(r.worker_rss_bytes_after_long_run! / 2 ** 20).toFixed(0)} MiB`, ""],
+  ["worker RSS after the long run", `${(r.worker_rss_bytes_after_long_run! / 2 ** 20).toFixed(0)} MiB`, `growth in its second half: ${(r.worker_rss_growth_second_half_bytes! / 2 ** 20).toFixed(1)} MiB`],
   ["SIGINT to final report, 1,000 in flight", `${r.cancel_to_report_s!.toFixed(2)} s`, "target <= 2"],
   [`dataset (${MEM_N} JSONL rows): heap per row after loading`, `${r.dataset_heap_bytes_per_row_loaded!.toFixed(0)} B`, `rows in memory: ${r.dataset_heap_bytes_per_row_if_materialized!.toFixed(0)} B`],
   [`dataset (${MEM_N} JSONL rows): heap per case after the run`, `${r.dataset_heap_bytes_per_case_after_run!.toFixed(0)} B`, "target <= 1024"],
