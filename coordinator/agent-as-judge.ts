@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Writable } from "node:stream";
-import Table from "cli-table3";
 import pLimit from "p-limit";
 import type { Agent, CaseInput, RunMetrics } from "../shared/agent.ts";
 import type { JudgeMode } from "../shared/case.ts";
@@ -19,6 +18,7 @@ import { safeText } from "./report/console.ts";
 import { JudgeStore } from "./store/judge-recording.ts";
 import type { DbOption } from "./store/record-run.ts";
 import { ResultsStore } from "./store/store.ts";
+import { tableClass } from "./report/lazy-deps.ts";
 
 /**
  * AgentAsJudgeEval, standalone (seed 003): grade recorded input/output pairs against criteria
@@ -186,6 +186,7 @@ export class AgentAsJudgeResult {
 
   /** Prints the summary table (evaluations, pass rate, score statistics in numeric mode). */
   printSummary(out: Writable = process.stdout): void {
+    const Table = tableClass();
     const table = new Table({ style: { head: [], border: [] }, colWidths: [26, 22] });
     const n = this.results.length;
     table.push(["Number of Evaluations", String(n)], ["Pass Rate", `${this.passRate.toFixed(1)}%`]);
@@ -203,6 +204,7 @@ export class AgentAsJudgeResult {
   /** Prints one table per evaluation (input and output cut at 200 characters). */
   printResults(out: Writable = process.stdout): void {
     const cut = (s: string): string => safeText(s.length > 200 ? `${s.slice(0, 200)}...` : s);
+    const Table = tableClass();
     for (const r of this.results) {
       const table = new Table({ style: { head: [], border: [] }, colWidths: [10, 70], wordWrap: true });
       table.push(["Input", cut(r.input)], ["Output", cut(r.output)]);

@@ -1,6 +1,6 @@
 import type { Writable } from "node:stream";
-import cliProgress from "cli-progress";
-import Table from "cli-table3";
+import type cliProgress from "cli-progress";
+import { progressBars, tableClass } from "./lazy-deps.ts";
 import pc from "picocolors";
 import type { Case } from "../../shared/case.ts";
 import type { RunEvent } from "../../shared/agent.ts";
@@ -60,7 +60,7 @@ export class ConsoleReporter {
     const tty = Boolean((options.out as { isTTY?: boolean }).isTTY);
     this.#c = pc.createColors(options.color ?? (tty && !process.env.NO_COLOR));
     if (options.live ?? tty) {
-      this.#multibar = new cliProgress.MultiBar(
+      this.#multibar = new (progressBars().MultiBar)(
         {
           stream: options.out as NodeJS.WritableStream,
           format: "{bar} {value}/{total} done | {running} running | {passed} passed | {failed} failed | {duration_formatted} elapsed | ETA {eta_formatted}{extra}",
@@ -71,7 +71,7 @@ export class ConsoleReporter {
           fps: 10,
           noTTYOutput: false,
         },
-        cliProgress.Presets.shades_classic,
+        progressBars().Presets.shades_classic,
       );
       this.#bar = this.#multibar.create(this.#total, 0, this.#payload());
     }
@@ -186,6 +186,7 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   // The data-driven checks get a column only in runs that have them: other suites keep Agno's table.
   const expected = all.some((r) => r.expectations);
   const head = ["Case", "Judge", "Reliability", "Scorer", ...(expected ? ["Expected"] : []), "Status", "Time"];
+  const Table = tableClass();
   const table = new Table({ head, style: { head: [], border: [] }, chars: COMPACT });
   for (const r of shown) {
     const status = r.skipped ? "SKIP" : r.passed ? "PASS" : "FAIL";
@@ -215,6 +216,7 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
 
 /** Prints the "Eval Cases" table of `--list`. */
 export function printCaseList(out: Writable, cases: readonly Case[], defaultTimeout: number): void {
+  const Table = tableClass();
   const table = new Table({ head: ["Case", "Component", "Tags", "Timeout"], style: { head: [], border: [] }, chars: COMPACT });
   for (const c of cases) table.push([safeText(c.name), safeText(c.componentId), c.tags.map(safeText).join(", "), `${c.resolveTimeout(defaultTimeout)}s`]);
   out.write(`Eval Cases\n${table.toString()}\n${cases.length} case${cases.length === 1 ? "" : "s"}\n`);

@@ -1,4 +1,4 @@
-import { create } from "xmlbuilder2";
+import { xmlDocument } from "./lazy-deps.ts";
 import type { SuiteResult } from "../../shared/result.ts";
 
 /**
@@ -14,7 +14,7 @@ export function toJUnitXml(suite: SuiteResult, suiteName: string, timestamp: Dat
   const counts = { tests: String(results.length), failures: String(failures), errors: String(errors), skipped: String(skipped), time: seconds(suite.durationSeconds) };
   // Names and ids are user-supplied too: attributes get the same cleaning as text.
   const name = clean(suiteName);
-  const root = create({ version: "1.0", encoding: "UTF-8" }).ele("testsuites", { name, ...counts });
+  const root = xmlDocument()({ version: "1.0", encoding: "UTF-8" }).ele("testsuites", { name, ...counts });
   const ts = root.ele("testsuite", { name, ...counts, timestamp: timestamp.toISOString().replace(/\.\d+Z$/, "") });
   if (suite.runId) ts.ele("properties").ele("property", { name: "run_id", value: clean(suite.runId) });
   for (const r of results) {
