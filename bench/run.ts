@@ -105,22 +105,19 @@ async function stopAll(children: ChildProcess[]): Promise<void> {
 async function distributed(server: TestNatsServer, workers: number, cases: number, perWorker: number, latencyMs: number, runs: number) {
   const env = { BENCH_CASES: String(cases), BENCH_LATENCY_MS: String(latencyMs) };
   const procs = startWorkers(workers, server.url, env, perWorker, 2);
-  // Each worker's RSS, sampled through the runs: growth once warm shows as a rise in the second half.
-  const samples: number[][] = procs.map(() => []);
-  const sampler = setInterval(() => procs.forEach((p, i) => samples[i]!.push(rssBytes(p.pid!) ?? 0)), 200);
   try {
     const outs: ScenarioOut[] = [];
+    // The largest worker RSS after each run: a worker that serves run after run must not grow.
+    const rssAfterRuns: number[] = [];
     for (let i = 0; i < runs; i++) {
       const pids = [...procs.map((p) => p.pid!), server.pid ?? 0].filter(Boolean);
       outs.push(await scenario(["--mode", "coordinator", "--nats", server.url, "--warmup", i === 0 ? String(Math.min(500, cases)) : "0", "--watch-pids", pids.join(",")], env));
+      rssAfterRuns.push(Math.max(...procs.map((p) => rssBytes(p.pid!) ?? 0)));
     }
-    const best = outs.sort((a, b) => a.seconds - b.seconds)[Math.floor(outs.length / 2)]!;
+    const best = [...outs].sort((a, b) => a.seconds - b.seconds)[Math.floor(outs.length / 2)]!;
     const workerRss = procs.map((p) => rssBytes(p.pid!) ?? 0);
-    // Peak of the second half of the run against the peak of the first half, per worker.
-    const workerRssGrowth = samples.map((xs) => Math.max(0, ...xs.slice(Math.floor(xs.length / 2))) - Math.max(0, ...xs.slice(0, Math.floor(xs.length / 2))));
-    return { out: best, workerRss, workerRssGrowth };
+    return { out: best, workerRss, rssAfterRuns };
   } finally {
-    clearInterval(sampler);
     await stopAll(procs);
   }
 }
@@ -209,7 +206,9 @@ function datasetScenario(rows: number): Promise<DatasetOut> {
 const server = await startNatsServer();
 let results: Record<string, unknown>;
 try {
-  const d1 = await distributed(server, 1, N, 64, 0, RUNS);
+  // At least 4 runs on the same worker, so its RSS after each shows whether it grows once warm.
+  const d1 = await distributed(server, 1, N, 64, 0, Math.max(RUNS, 4));
+  log(`  worker RSS after each run: ${d1.rssAfterRuns.map((b) => `${(b / 2 ** 20).toFixed(0)} MiB`).join(", ")}`);
   log(`  distributed, 1 worker: ${d1.out.cases_per_s.toFixed(0)} cases/s`);
   const d2 = await distributed(server, 2, N, 64, 0, RUNS);
   log(`  distributed, 2 workers: ${d2.out.cases_per_s.toFixed(0)} cases/s`);
@@ -248,7 +247,11 @@ try {
     coordinator_rss_bytes_per_case: Math.max(0, mem.out.rss_after - mem.out.rss_before) / MEM_N,
     coordinator_heap_bytes_per_case: Math.max(0, mem.out.heap_after_gc - mem.out.heap_before) / MEM_N,
     worker_rss_bytes_after_long_run: Math.max(...mem.workerRss),
-    worker_rss_growth_second_half_bytes: Math.max(...mem.workerRssGrowth),
+    worker_rss_runs: d1.rssAfterRuns.length,
+    worker_rss_after_first_run_bytes: d1.rssAfterRuns[0]!,
+    worker_rss_after_last_run_bytes: d1.rssAfterRuns.at(-1)!,
+    // From the end of the second run (warm) to the end of the last.
+    worker_rss_growth_after_warm_bytes: d1.rssAfterRuns.at(-1)! - d1.rssAfterRuns[1]!,
     cancel_to_report_s: cancel,
     cases: N,
     memory_cases: MEM_N,
@@ -291,7 +294,8 @@ const rows: Array<[string, string, string]> = [
   ["nats-server CPU per case", `${r.nats_server_cpu_ms_per_case!.toFixed(3)} ms`, ""],
   [`coordinator RSS per case (${MEM_N})`, `${r.coordinator_rss_bytes_per_case!.toFixed(0)} B`, "target <= 1024"],
   [`coordinator heap per case held (${MEM_N})`, `${r.coordinator_heap_bytes_per_case!.toFixed(0)} B`, ""],
-  ["worker RSS after the long run", `${(r.worker_rss_bytes_after_long_run! / 2 ** 20).toFixed(0)} MiB`, `growth in its second half: ${(r.worker_rss_growth_second_half_bytes! / 2 ** 20).toFixed(1)} MiB`],
+  ["worker RSS after the long run", `${(r.worker_rss_bytes_after_long_run! / 2 ** 20).toFixed(0)} MiB`, ""],
+  [`one worker's RSS after run 1 / after run ${r.worker_rss_runs}`, `${(r.worker_rss_after_first_run_bytes! / 2 ** 20).toFixed(0)} / ${(r.worker_rss_after_last_run_bytes! / 2 ** 20).toFixed(0)} MiB`, `growth once warm (run 2 to ${r.worker_rss_runs}): ${(r.worker_rss_growth_after_warm_bytes! / 2 ** 20).toFixed(1)} MiB`],
   ["SIGINT to final report, 1,000 in flight", `${r.cancel_to_report_s!.toFixed(2)} s`, "target <= 2"],
   [`dataset (${MEM_N} JSONL rows): heap per row after loading`, `${r.dataset_heap_bytes_per_row_loaded!.toFixed(0)} B`, `rows in memory: ${r.dataset_heap_bytes_per_row_if_materialized!.toFixed(0)} B`],
   [`dataset (${MEM_N} JSONL rows): heap per case after the run`, `${r.dataset_heap_bytes_per_case_after_run!.toFixed(0)} B`, "target <= 1024"],
