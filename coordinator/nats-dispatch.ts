@@ -143,13 +143,9 @@ export async function resumeDistributed(suite: LoadedSuite, runId: string, optio
       `run ${runId} was started with suite fingerprint ${manifest.suite.fingerprint.slice(0, 12)} ('${manifest.suite.name}'); ${suite.path} has ${suite.fingerprint.slice(0, 12)}`,
     );
   }
-  if (manifest.selection.caseCount !== suite.cases.length) {
-    await nc.close().catch(() => undefined);
-    throw new EvalfleetError(ErrorCode.SuiteMismatch, `run ${runId} was started on a suite of ${manifest.selection.caseCount} cases; ${suite.path} has ${suite.cases.length}`);
-  }
   let selected: SelectedCase[];
   try {
-    selected = decodeSelection(manifest.selection).map((index) => ({ index, case: suite.cases[index]! }));
+    selected = decodeSelection(manifest.selection, suite.cases.length).map((index) => ({ index, case: suite.cases[index]! }));
   } catch (err) {
     await nc.close().catch(() => undefined);
     throw err;

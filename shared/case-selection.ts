@@ -34,10 +34,15 @@ export function encodeSelection(indexes: Iterable<number>, caseCount: number): C
 }
 
 /**
- * The selected indexes, ascending. Throws an {@link EvalfleetError} (`WIRE_INVALID`) when the
- * bitmap does not match its own counts: a manifest that was cut or tampered with runs nothing.
+ * The selected indexes, ascending. Throws an {@link EvalfleetError}: `WIRE_INVALID` when the
+ * bitmap does not match its own counts (a manifest that was cut or tampered with runs nothing),
+ * `SUITE_MISMATCH` when `suiteCaseCount` is given and the selection was made over another number
+ * of cases (its indexes would name cases this suite does not have).
  */
-export function decodeSelection(selection: CaseSelection): number[] {
+export function decodeSelection(selection: CaseSelection, suiteCaseCount?: number): number[] {
+  if (suiteCaseCount !== undefined && selection.caseCount !== suiteCaseCount) {
+    throw new EvalfleetError(ErrorCode.SuiteMismatch, `selection: made over a suite of ${selection.caseCount} cases, this suite has ${suiteCaseCount}`);
+  }
   const bits = Buffer.from(selection.bitmap, "base64");
   const bytes = Math.ceil(selection.caseCount / 8);
   if (bits.length !== bytes) {

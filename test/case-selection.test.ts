@@ -20,6 +20,12 @@ test("100,000 cases: every other one selected, 17 KB whatever the pattern", () =
   assert.deepEqual(decodeSelection(sel), every);
 });
 
+test("a selection made over another number of cases is refused with SUITE_MISMATCH", () => {
+  const sel = encodeSelection([1], 10);
+  assert.deepEqual(decodeSelection(sel, 10), [1]);
+  assert.throws(() => decodeSelection(sel, 9), (err: { code?: string; message: string }) => err.code === ErrorCode.SuiteMismatch && /made over a suite of 10 cases, this suite has 9/.test(err.message));
+});
+
 test("an index outside the suite is refused when encoding", () => {
   assert.throws(() => encodeSelection([5], 5), /case index 5 is outside the suite's 5 cases/);
   assert.throws(() => encodeSelection([-1], 5), RangeError);
