@@ -57,11 +57,6 @@ export class ResultCollector {
     return this.#size;
   }
 
-  /** How many cases are selected. */
-  get selectedCount(): number {
-    return this.#ordered.length;
-  }
-
   /** True once every selected case has a result. */
   get complete(): boolean {
     return this.#size === this.#ordered.length;
