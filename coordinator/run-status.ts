@@ -2,7 +2,7 @@ import type { Broker } from "../shared/jetstream-setup.ts";
 import { decodeSelection } from "../shared/case-selection.ts";
 import { CaseResult } from "../shared/result.ts";
 import { CASES_STREAM, RESULTS_STREAM, runConsumer, runKeys, resultSubjects } from "../shared/subjects.ts";
-import { CancelSchema, ResultMessageSchema, WorkerRecordSchema, type WorkerRecord } from "../shared/wire.ts";
+import { CancelSchema, ResultMessageSchema, WorkerRecordSchema, tryParseJson, type WorkerRecord } from "../shared/wire.ts";
 import { readManifest, readRunState } from "./nats-dispatch.ts";
 
 /** A run's progress as any machine can read it from NATS. */
@@ -31,7 +31,7 @@ export async function runStatus(broker: Broker, runId: string): Promise<RunStatu
   const manifest = await readManifest(broker, runId);
   const state = await readRunState(broker, runId);
   const cancelEntry = await broker.kv.get(runKeys.cancel(runId));
-  const cancel = cancelEntry && cancelEntry.operation === "PUT" ? CancelSchema.safeParse(JSON.parse(cancelEntry.string())) : null;
+  const cancel = cancelEntry && cancelEntry.operation === "PUT" ? CancelSchema.safeParse(tryParseJson(cancelEntry.string())) : null;
 
   const selected = new Set(decodeSelection(manifest.selection));
   const seen = new Map<number, boolean>();
@@ -44,7 +44,7 @@ export async function runStatus(broker: Broker, runId: string): Promise<RunStatu
       let got = 0;
       for await (const m of batch) {
         got++;
-        const parsed = ResultMessageSchema.safeParse(JSON.parse(m.string()));
+        const parsed = ResultMessageSchema.safeParse(tryParseJson(m.string()));
         if (parsed.success && selected.has(parsed.data.index) && !seen.has(parsed.data.index)) {
           seen.set(parsed.data.index, CaseResult.fromData(parsed.data.result).passed);
         }
@@ -66,7 +66,7 @@ export async function runStatus(broker: Broker, runId: string): Promise<RunStatu
   for await (const key of keys) {
     const e = await broker.kv.get(key);
     if (!e || e.operation !== "PUT") continue;
-    const w = WorkerRecordSchema.safeParse(JSON.parse(e.string()));
+    const w = WorkerRecordSchema.safeParse(tryParseJson(e.string()));
     if (w.success && Date.now() - Date.parse(w.data.seenAt) < 30_000) workers.push(w.data);
   }
   const passed = [...seen.values()].filter(Boolean).length;

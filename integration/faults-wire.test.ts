@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
 import { useNatsServer } from "./harness/use-nats-server.ts";
-import { evalfleet, exitOf, fixture, markers, queuedCaseMessages, readJson, waitFor } from "./harness/processes.ts";
+import { evalfleet, exitOf, fixture, markers, outputOf, queuedCaseMessages, readJson, waitFor } from "./harness/processes.ts";
 import { caseSubject, resultSubject } from "../shared/subjects.ts";
 import { NATS_PROTOCOL } from "../shared/wire.ts";
 
@@ -63,5 +63,10 @@ describe("bad input on the wire", () => {
     assert.ok(lines.some((l) => /case index 99 is not in the run's manifest/.test(l)));
     assert.equal(await queuedCaseMessages(server.url, runId), 0, "nothing left to be redelivered");
     assert.equal((await exitOf(worker, "the worker", 30_000)).code, 0, "the worker served to the end");
+    // `status` reads the same stream, garbage included: it counts what it can read and does not fail.
+    const s = await exitOf(evalfleet(["coordinator", "status", runId, "--json", "--nats", server.url]), "status");
+    assert.equal(s.code, 0, outputOf(s));
+    const status = JSON.parse(s.stdout);
+    assert.deepEqual([status.selected, status.done], [8, 7], "case 6's subject holds only the garbage");
   });
 });
