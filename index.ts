@@ -8,6 +8,9 @@ export {
   type Team,
   type CaseInput,
   type ChatMessage,
+  type MessagePart,
+  type ProviderOptions,
+  type ToolResultOutput,
   type RunContext,
   type RunEvent,
   type RunMessage,
@@ -16,38 +19,47 @@ export {
   type ToolExecution,
   type RequestedToolCall,
 } from "./shared/agent.ts";
-export { Score, ScoreRangeError, type Scorer, type ScoreData } from "./shared/score.ts";
+export { Score, ScoreRangeError, type Scorer } from "./shared/score.ts";
+export type { ScoreData, ReliabilityDetails, ExpectationsData, ExpectationVerdict, EvalFunctionVerdict, RepeatResultData, CaseUsage } from "./shared/wire/result-data.ts";
 export type { JudgeModel, JudgeRequest, JudgeSchemaName, JudgeCallOptions, JudgeUsage } from "./shared/judge-model.ts";
-export { CaseResult, SuiteResult, type CaseResultJSON, type SuiteResultJSON, type ReliabilityDetails } from "./shared/result.ts";
+export { CaseResult, SuiteResult } from "./shared/result.ts";
+export type { CaseResultJSON, SuiteResultJSON } from "./shared/result-json.ts";
 export { defineSuite, loadSuite, suiteFingerprint, type LoadedSuite, type SuiteDefinition } from "./shared/suite.ts";
 export { EvalfleetError, CaseValidationError, SuiteLoadError, ConfigError, ModelCallError, ErrorCode } from "./shared/errors.ts";
 // Data-driven suites: datasets, eval sets, expected outputs, repeats.
 export { DatasetError, type DatasetProblem } from "./shared/errors.ts";
-export { dataset, DATASET_FORMATS, ROW_FIELDS, type DatasetDeclaration, type DatasetFormat, type DatasetOptions } from "./shared/dataset.ts";
-export { DatasetCase, isDatasetCase, type LoadedDataset } from "./shared/dataset-case.ts";
-export { SCORING_METHODS, type ExpectedOutput, type OutputScoring, type ScoringMethod } from "./shared/scoring.ts";
-export type { EvalSet, EvalSets, EvalSetsDefinition } from "./shared/eval-sets.ts";
-export { passAtK, type ExpectationsData, type ExpectationVerdict, type RepeatResultData } from "./shared/result.ts";
-export { scoreExpectedOutput } from "./worker/checks/expected-output.ts";
-export { checkAgentTools, checkKnowledgeSources } from "./worker/checks/expectations.ts";
+export { dataset, DATASET_FORMATS, type DatasetDeclaration, type DatasetFormat, type DatasetOptions } from "./shared/datasets/dataset.ts";
+export { ROW_FIELDS } from "./shared/datasets/row-fields.ts";
+export { DatasetCase, isDatasetCase, type LoadedDataset } from "./shared/datasets/dataset-case.ts";
+export { SCORING_METHODS, type ExpectedOutput, type OutputScoring, type ScoringMethod } from "./shared/datasets/expected-output-methods.ts";
+export type { EvalSet, EvalSets, EvalSetsDefinition, EvalSetRecord } from "./shared/datasets/eval-sets.ts";
+export type { EvalFunction, EvalFunctionFn, EvalFunctionContext, EvalFunctions, EvalFunctionsDefinition } from "./shared/eval-functions.ts";
+export type { ExuluMetadata } from "./shared/datasets/exulu-fields.ts";
+export { passAtK } from "./shared/pass-at-k.ts";
+export { scoreExpectedOutput } from "./worker/runtime/checks/expected-output.ts";
+export { checkAgentTools, checkKnowledgeSources } from "./worker/runtime/checks/expectations.ts";
 export type { McpClientLike } from "./shared/mcp-client.ts";
 export { createLogger } from "./shared/logger.ts";
-export { runCase, DEFAULT_TIMEOUT_SECONDS } from "./worker/lifecycle.ts";
-export { evaluateReliability } from "./worker/checks/reliability.ts";
-export { buildJudgeRequest, parseJudgeAnswer } from "./worker/checks/judge.ts";
-export { runCases, type RunCasesOptions } from "./coordinator/run-cases.ts";
-export { runSuiteLocal, type LocalRunOptions } from "./coordinator/local.ts";
-export { selectCases, type Selector } from "./coordinator/select.ts";
-export { exitCodeFor, ExitCode } from "./coordinator/exit-code.ts";
+export { runCase } from "./worker/runtime/lifecycle.ts";
+export { DEFAULT_TIMEOUT_SECONDS, DEFAULT_JUDGE_MODEL, DEFAULT_STORE_TIMEOUT_SECONDS } from "./shared/defaults.ts";
+export { evaluateReliability } from "./worker/runtime/checks/reliability.ts";
+export { buildJudgeRequest, parseJudgeAnswer } from "./worker/runtime/checks/judge.ts";
+export { runCases, runSuiteLocal, type RunCasesOptions, type LocalRunOptions } from "./coordinator/api.ts";
+export { selectCases, type Selector } from "./coordinator/run/select.ts";
+export { exitCodeFor, ExitCode } from "./coordinator/run/exit-code.ts";
 export { toJUnitXml } from "./coordinator/report/junit.ts";
-export { cli } from "./coordinator/cli-script.ts";
-export type { CliOptions } from "./coordinator/cli.ts";
+export { cli } from "./coordinator/cli/script.ts";
+export type { CliOptions } from "./coordinator/cli/script-command.ts";
 // Real models: judges, the built-in agent, framework adapters, MCP, AgentAsJudgeEval.
 export { openAIJudge, OpenAIJudge, type OpenAIJudgeOptions, type StructuredOutputMode, type JudgeUsageTotals } from "./worker/models/openai-judge.ts";
 export type { OpenAIConnectionOptions } from "./worker/models/openai-chat.ts";
 export type { RetryPolicy } from "./worker/models/retry.ts";
 export { aiSdkJudge, AiSdkJudge, type AiSdkJudgeOptions } from "./worker/models/ai-sdk-judge.ts";
-export { defaultJudgeModel, DEFAULT_JUDGE_MODEL } from "./worker/models/default-judge.ts";
+export { withProviderLimits } from "./worker/models/ai-sdk-limits.ts";
+export { providerKey, aiSdkModelKey, limitedFetch, type ProviderLimiter, type LimitPermit, type AcquireOptions, type LimitedFetch } from "./shared/limits/limiter.ts";
+export type { LimitFeedback } from "./shared/limits/limiter-core.ts";
+export type { LimitSpec, LimitTable } from "./shared/limits/limit-spec.ts";
+export { defaultJudgeModel } from "./worker/models/default-judge.ts";
 export { agentAsJudgeModel } from "./worker/models/agent-judge.ts";
 export { openAIAgent, OpenAIAgent, type OpenAIAgentOptions } from "./worker/models/openai-agent.ts";
 export { defineTool, type Tool, type Toolkit, type ToolContext, type ToolDefinition } from "./worker/models/tool.ts";
@@ -63,16 +75,16 @@ export {
   type AgentAsJudgeEvaluation,
   type AgentAsJudgeFailure,
   type AgentAsJudgeRunArgs,
-} from "./coordinator/agent-as-judge.ts";
+} from "./coordinator/judge/agent-as-judge.ts";
 // Results store and run history: record runs (the `db` option, `--db`), read them back, compare.
-export { ResultsStore, DEFAULT_STORE_TIMEOUT_SECONDS, type OpenStoreOptions, type RunFilter } from "./coordinator/store/store.ts";
-export type { DbOption } from "./coordinator/store/record-run.ts";
-export type { RunRecord, RunStart, RunEnd, RunRecordStatus, RunKind, CaseRecord, JudgeEvaluationRecord, RecordedReliability } from "./coordinator/store/records.ts";
-export { SCHEMA_VERSION } from "./coordinator/store/schema.ts";
-export { parseStoreUrl, redactUrl, type StoreTarget } from "./coordinator/store/url.ts";
+export { ResultsStore, type OpenStoreOptions, type RunFilter } from "./coordinator/history/store/store.ts";
+export type { DbOption } from "./coordinator/history/recording/record-run.ts";
+export type { RunRecord, RunStart, RunEnd, RunRecordStatus, RunKind, CaseRecord, JudgeEvaluationRecord, RecordedReliability } from "./coordinator/history/store/records.ts";
+export { SCHEMA_VERSION } from "./coordinator/history/store/schema.ts";
+export { parseStoreUrl, redactUrl, type StoreTarget } from "./coordinator/history/store/url.ts";
 export { compareRuns, type RunComparison, type ScoreChange } from "./coordinator/history/compare.ts";
 export { flakiness, isFlaky, type CaseFlakiness, type HistoryRun } from "./coordinator/history/flaky.ts";
 export { findRegressions } from "./coordinator/history/regression.ts";
 export type { HistoryCase, Outcome } from "./coordinator/history/outcome.ts";
-export { renderHtmlReport, type HtmlReportInput } from "./coordinator/report/html.ts";
-export type { CaseUsage } from "./shared/usage.ts";
+export { renderHtmlReport, type HtmlReportInput } from "./coordinator/history/html/report.ts";
+export { toExuluExport, toReportExport, type ExuluExport, type ExuluEvalRun, type ExuluEvalResult } from "./coordinator/history/export.ts";

@@ -1,5 +1,6 @@
 // `npm run bench` (full, several minutes) or `npm run bench -- --quick` (under two minutes).
-// Measures evalfleet side by side on this machine, prints one table, writes bench/results.json.
+// Measures evalfleet side by side on this machine, prints one table, writes bench/results.json
+// and renders bench/README.md from it (bench/render-readme.ts).
 // Every scenario runs in a fresh process (bench/scenario.ts); workers and nats-server are real
 // processes whose CPU and memory are read from /proc.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -10,8 +11,10 @@ import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { findNatsServerBinary, startNatsServer, type TestNatsServer } from "../integration/harness/nats-server.ts";
 import { cpuMs, rssBytes } from "./proc-stats.ts";
-import { CASES_STREAM, runConsumer } from "../shared/subjects.ts";
+import { CASES_STREAM, runConsumer } from "../shared/broker/subjects.ts";
 import { scalingModel } from "./scaling-model.ts";
+import { writeBenchReadme } from "./render-readme.ts";
+import { startupFigures } from "./startup.ts";
 
 const quick = process.argv.includes("--quick");
 const root = new URL("..", import.meta.url).pathname;
@@ -59,7 +62,7 @@ function median(xs: number[]): number {
 
 /** Runs a bench script in a fresh process and parses the JSON line it prints last. */
 async function jsonScenario<T>(script: string, args: string[], env: Record<string, string> = {}): Promise<T> {
-  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", join(root, "bench", script), ...args], {
+  const child = spawn(process.execPath, ["--expose-gc", "--conditions=evalfleet-source", "--import", "tsx", join(root, "bench", script), ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -146,7 +149,7 @@ async function cancelLatency(server: TestNatsServer): Promise<number> {
     await nc.close();
     // "In flight" means running: wait until the workers have gone quiet (threads up, every case
     // started and waiting on its model). A cancel during thread start-up is a different figure:
-    // those cases are reported as not started after 250 ms (see the README).
+    // those cases are reported as not started after 250 ms (see docs/writing-suites.md).
     for (const quietBy = Date.now() + 60_000; Date.now() < quietBy; ) {
       const before = procs.reduce((n, p) => n + (cpuMs(p.pid!) ?? 0), 0);
       await new Promise((r) => setTimeout(r, 500));
@@ -171,6 +174,9 @@ async function cancelLatency(server: TestNatsServer): Promise<number> {
 const natsBin = findNatsServerBinary();
 const natsVersion = natsBin ? spawnSync(natsBin, ["--version"], { encoding: "utf8" }).stdout.trim() : "none";
 log(`evalfleet benchmark (${quick ? "quick" : "full"}): ${availableParallelism()} cores, node ${process.version}, ${natsVersion}`);
+
+// The compiled command's start-up first, on a quiet machine (bench/startup.ts).
+const startup = await startupFigures(root, quick, log);
 
 const inproc: Record<string, ScenarioOut[]> = { baseline: [], inline: [], local: [] };
 for (let i = 0; i < RUNS; i++) {
@@ -199,6 +205,21 @@ log(`  local, steady state: ${localSteady.toFixed(0)} cases/s (start-up ${localS
 const ds = await datasetScenario(MEM_N);
 log(`  dataset of ${MEM_N} rows: ${ds.heap_per_row_loaded.toFixed(0)} B/row held after loading (${ds.heap_per_row_if_materialized.toFixed(0)} B/row with every row in memory), ${ds.heap_per_case_after_run.toFixed(0)} B/case after the run`);
 
+// The HTML report of a 50,000-case run: file size, render time, time until interactive in headless Chromium (bench/html-report.ts).
+const htmlReport = await jsonScenario<{ html_bytes: number; html_render_s: number; html_interactive_s: number | null; html_open_case_s: number | null }>("html-report.ts", ["--cases", "50000"]);
+log(`  HTML report of 50,000 cases: ${(htmlReport.html_bytes / 2 ** 20).toFixed(1)} MiB, rendered in ${htmlReport.html_render_s.toFixed(2)} s, interactive in ${htmlReport.html_interactive_s?.toFixed(2) ?? "? (no Chromium)"} s`);
+
+// What keeping transcripts costs the process that collects the results (bench/transcript-memory.ts):
+// the same run of big outputs, unrecorded and recorded with every transcript kept.
+const transcripts = await jsonScenario<{ cases: number; transcript_kb: number; heap_bytes_per_case_unrecorded: number; heap_bytes_per_case_recorded_with_transcripts: number; transcript_bytes_stored_per_case: number }>(
+  "transcript-memory.ts",
+  [],
+  { BENCH_CASES: quick ? "1000" : "2000" },
+);
+log(
+  `  transcripts (${transcripts.cases} cases of ${transcripts.transcript_kb} KiB): collector heap ${transcripts.heap_bytes_per_case_unrecorded} B/case unrecorded, ${transcripts.heap_bytes_per_case_recorded_with_transcripts} B/case recorded with transcripts`,
+);
+
 function datasetScenario(rows: number): Promise<DatasetOut> {
   return jsonScenario<DatasetOut>("dataset-scenario.ts", ["--rows", String(rows)]);
 }
@@ -224,6 +245,9 @@ try {
   log(`  ${MEM_N} cases: coordinator heap held ${((mem.out.heap_held - mem.out.heap_before) / MEM_N).toFixed(0)} B/case`);
   const cancel = await cancelLatency(server);
   log(`  cancel with 1,000 in flight: ${cancel.toFixed(2)}s to the final report`);
+  // The model provider as the limit (bench/provider-scenario.ts): with the fleet's shared limit, and without.
+  const provider = await jsonScenario<Record<string, number>>("provider-scenario.ts", quick ? ["--quick"] : []);
+  log(`  provider: utilization ${Number(provider.provider_utilization).toFixed(3)}, ${provider.provider_failed_cases} failed, 429 share ${Number(provider.provider_429_share).toFixed(3)}; without the shared limit: ${provider.provider_unshared_failed_cases} failed, 429 share ${Number(provider.provider_unshared_429_share).toFixed(3)}`);
 
   const best = d1.out.cases_per_s >= d2.out.cases_per_s ? d1 : d2;
   const [workerCpu, serverCpu] = splitOthers(best.out, best === d1 ? 1 : 2);
@@ -253,6 +277,8 @@ try {
     // From the end of the second run (warm) to the end of the last.
     worker_rss_growth_after_warm_bytes: d1.rssAfterRuns.at(-1)! - d1.rssAfterRuns[1]!,
     cancel_to_report_s: cancel,
+    ...startup,
+    ...provider,
     cases: N,
     memory_cases: MEM_N,
     dataset_rows: ds.rows,
@@ -263,6 +289,14 @@ try {
     dataset_heap_bytes_per_row_if_materialized: ds.heap_per_row_if_materialized,
     dataset_heap_bytes_per_case_after_run: ds.heap_per_case_after_run,
     dataset_peak_rss_bytes: ds.peak_rss_bytes,
+    transcript_cases: transcripts.cases,
+    transcript_kb: transcripts.transcript_kb,
+    transcript_heap_bytes_per_case_unrecorded: transcripts.heap_bytes_per_case_unrecorded,
+    transcript_heap_bytes_per_case_recorded: transcripts.heap_bytes_per_case_recorded_with_transcripts,
+    transcript_bytes_stored_per_case: transcripts.transcript_bytes_stored_per_case,
+    html_50k_bytes: htmlReport.html_bytes,
+    html_render_50k_s: htmlReport.html_render_s,
+    ...(htmlReport.html_interactive_s !== null ? { html_interactive_50k_s: htmlReport.html_interactive_s, html_open_case_50k_s: htmlReport.html_open_case_s } : {}),
     latency_cases: LAT_N,
     quick,
     machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? "unknown", node: process.version, nats_server: natsVersion },
@@ -297,6 +331,9 @@ const rows: Array<[string, string, string]> = [
   ["worker RSS after the long run", `${(r.worker_rss_bytes_after_long_run! / 2 ** 20).toFixed(0)} MiB`, ""],
   [`one worker's RSS after run 1 / after run ${r.worker_rss_runs}`, `${(r.worker_rss_after_first_run_bytes! / 2 ** 20).toFixed(0)} / ${(r.worker_rss_after_last_run_bytes! / 2 ** 20).toFixed(0)} MiB`, `growth once warm (run 2 to ${r.worker_rss_runs}): ${(r.worker_rss_growth_after_warm_bytes! / 2 ** 20).toFixed(1)} MiB`],
   ["SIGINT to final report, 1,000 in flight", `${r.cancel_to_report_s!.toFixed(2)} s`, "target <= 2"],
+  [`provider utilization, shared limit (${r.provider_limit_requests} per ${r.provider_window_seconds} s)`, r.provider_utilization!.toFixed(3), "target >= 0.95"],
+  ["provider: failed cases / 429 share, shared limit", `${r.provider_failed_cases} / ${r.provider_429_share!.toFixed(3)}`, "targets 0 / <= 0.01"],
+  ["provider: failed cases / 429 share, no shared limit", `${r.provider_unshared_failed_cases} / ${r.provider_unshared_429_share!.toFixed(3)}`, "each process on its own, client retries only"],
   [`dataset (${MEM_N} JSONL rows): heap per row after loading`, `${r.dataset_heap_bytes_per_row_loaded!.toFixed(0)} B`, `rows in memory: ${r.dataset_heap_bytes_per_row_if_materialized!.toFixed(0)} B`],
   [`dataset (${MEM_N} JSONL rows): heap per case after the run`, `${r.dataset_heap_bytes_per_case_after_run!.toFixed(0)} B`, "target <= 1024"],
   [`dataset (${MEM_N} JSONL rows): local mode`, `${r.dataset_local_cases_per_s!.toFixed(0)} cases/s`, `load ${r.dataset_load_seconds!.toFixed(2)} s`],
@@ -326,4 +363,7 @@ console.log(
 );
 writeFileSync(join(root, "bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`);
 console.log("\nwrote bench/results.json");
+// bench/README.md shows the latest figures: render it from what was just written.
+writeBenchReadme();
+console.log("wrote bench/README.md (from bench/results.json and bench/README.template.md)");
 process.exit(0);

@@ -1,7 +1,7 @@
 /**
  * The scaling model of issue 6: from the CPU each layer spends per case (measured by the bench),
  * how many worker machines a suite needs to finish in time, and at what rate the coordinator or
- * the broker would run out of a core. Pure arithmetic, so the projection in the README can be
+ * the broker would run out of a core. Pure arithmetic, so the projection in bench/README.md can be
  * recomputed from any bench run.
  */
 

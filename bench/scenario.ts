@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import pLimit from "p-limit";
 import { loadSuite, runCases, runSuiteLocal } from "../index.ts";
-import { runDistributed } from "../coordinator/nats-dispatch.ts";
+import { runDistributed } from "../coordinator/distributed/distributed-run.ts";
 import { cpuMs, rssBytes } from "./proc-stats.ts";
 
 const { values } = parseArgs({

@@ -1,4 +1,31 @@
-import { main } from "./cli.ts";
+import { writeSync } from "node:fs";
+import { main } from "./cli/program.ts";
+import { sweepDescendants } from "../shared/process-tree.ts";
+import { suiteBeingLoaded } from "../shared/loading-suite.ts";
+import { ExitCode } from "./run/exit-code.ts";
+
+/** Node's exit code when the main module's top-level await can never settle (nothing left to run). */
+const NODE_UNSETTLED_TOP_LEVEL_AWAIT = 13;
+
+// However this process ends (a report written, a blocked run ended by its watchdog, an error), no
+// process a case started outlives it (`evalfleet run`, `evalfleet worker`, ...): what is left of
+// its descendants is ended, one by one (never the process group: it is shared with our caller).
+// And Node's own exit 13 becomes a documented code with one line saying why.
+process.on("exit", (code) => {
+  if (code === NODE_UNSETTLED_TOP_LEVEL_AWAIT) {
+    const file = suiteBeingLoaded();
+    const why = file
+      ? `error: ${file}: did not finish loading: a top-level await that can never settle (nothing is left that could settle it)`
+      : "error: evalfleet stopped: it was waiting for a promise that can never settle (nothing is left that could settle it)";
+    try {
+      writeSync(2, `${why}\n`);
+    } catch {
+      // stderr is gone
+    }
+    process.exitCode = file ? ExitCode.Usage : ExitCode.Failed;
+  }
+  sweepDescendants();
+});
 
 /** Entry of the `evalfleet` binary. */
 const code = await main(process.argv.slice(2));

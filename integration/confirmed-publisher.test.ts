@@ -4,7 +4,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiError, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
-import { ConfirmedPublisher } from "../shared/confirmed-publisher.ts";
+import { ConfirmedPublisher } from "../shared/broker/publisher.ts";
+import { JsApiCode, isAlreadyTaken } from "../shared/broker/api-codes.ts";
 import { EvalfleetError } from "../shared/errors.ts";
 import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
 
@@ -45,12 +46,13 @@ test("many at once: every PubAck reaches its own publish", async () => {
   pub.close();
 });
 
-test("create-only: a second message on a subject that holds one is refused with err_code 10071", async () => {
+test("create-only: a second message on a subject that holds one is refused with err_code 10071 (StreamWrongLastSequence)", async () => {
   const pub = new ConfirmedPublisher(nc);
   await pub.publish("pubtest.once", "first", { expectLastSubjectSequence: 0 });
   await assert.rejects(pub.publish("pubtest.once", "second", { expectLastSubjectSequence: 0 }), (err: unknown) => {
     assert.ok(err instanceof JetStreamApiError);
-    assert.equal(err.code, 10071);
+    assert.equal(err.code, JsApiCode.StreamWrongLastSequence);
+    assert.ok(isAlreadyTaken(err));
     return true;
   });
   pub.close();

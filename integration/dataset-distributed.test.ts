@@ -9,20 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { useNatsServer } from "./harness/use-nats-server.ts";
+import { comparableReport as comparable } from "./harness/comparable-report.ts";
 import { evalfleet, exitOf, fixture, readJson, root } from "./harness/processes.ts";
 
 const SUITE = fixture("dataset-suite.ts");
 const FLAKY = fixture("flaky-data-suite.ts");
 const tmp = (what: string): string => mkdtempSync(join(tmpdir(), `evalfleet-dsdist-${what}-`));
 
-/** A report without what legitimately differs between runs (sessions, timings, workers, attempts, run id). */
-function comparable(report: Record<string, any>): Record<string, any> {
-  const strip = (x: Record<string, unknown>) => ({ ...x, duration_seconds: null, session_id: null, attempts: null, worker: null });
-  return {
-    summary: { ...report.summary, duration_seconds: null, run_id: null },
-    cases: report.cases.map((c: Record<string, any>) => ({ ...strip(c), repeats: c.repeats ? c.repeats.map(strip) : null })),
-  };
-}
 
 describe("data-driven suites in distributed mode", () => {
   const nats = useNatsServer();

@@ -1,5 +1,5 @@
 // A run's size is bounded by the broker's limits, not by the manifest: the selection is stored as a
-// bitmap (shared/case-selection.ts). This server allows 64 KB per message; a manifest listing the
+// bitmap (shared/wire/case-selection.ts). This server allows 64 KB per message; a manifest listing the
 // 4,000 cases by index and name would need about 160 KB and could not be stored at all.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";

@@ -12,12 +12,20 @@ const server = useNatsServer();
 
 describe("distributed options", () => {
   test("--deadline cancels the run when it passes: in-flight cases are torn down, the rest skipped, exit 3", async () => {
+    // The deadline clock starts once the worker holds its cases, however long that takes on a busy
+    // machine: a first coordinator publishes the run (with no deadline) and is killed once the
+    // worker holds two cases; the coordinator that resumes the run has the deadline, and a resumed
+    // run's deadline counts from the resume.
     const dir = mkdtempSync(join(tmpdir(), "evalfleet-deadline-"));
     const report = join(dir, "report.json");
     const env = { EVALFLEET_TEST_DIR: dir, EVALFLEET_HOLD: "1" };
     const worker = evalfleet(["worker", fixture("fleet-faults-suite.ts"), "--nats", server.url, "--run", "deadline-1", "--concurrency", "2", "--log-level", "warn"], env);
+    const first = evalfleet(["coordinator", "run", fixture("fleet-faults-suite.ts"), "--nats", server.url, "--run-id", "deadline-1"], env);
+    await waitFor(() => markers(dir, "started").length === 2, () => `the worker to hold two cases:\n${worker.stderr}`, 120_000);
+    first.child.kill("SIGKILL");
+    await exitOf(first, "the first coordinator");
     const started = Date.now();
-    const coordinator = evalfleet(["coordinator", "run", fixture("fleet-faults-suite.ts"), "--nats", server.url, "--run-id", "deadline-1", "--deadline", "4", "--json-output", report], env);
+    const coordinator = evalfleet(["coordinator", "resume", "deadline-1", "--nats", server.url, "--deadline", "4", "--json-output", report], env);
     const c = await exitOf(coordinator, "the coordinator", 60_000);
     assert.equal(c.code, 3, c.stdout + c.stderr);
     assert.ok(Date.now() - started >= 4000, "not before the deadline");
@@ -25,7 +33,7 @@ describe("distributed options", () => {
     const cases = readJson(report).cases as Array<{ name: string; skipped: boolean; error: string | null }>;
     assert.equal(cases.length, 8);
     const inFlight = cases.filter((x) => !x.skipped);
-    assert.equal(inFlight.length, 2, "the two cases the worker held");
+    assert.equal(inFlight.length, 2, `the two cases the worker held: ${c.stdout}${c.stderr}${worker.stderr}`);
     for (const x of inFlight) assert.match(x.error!, /cancelled: suite cancelled while the case was running/);
     for (const x of cases.filter((y) => y.skipped)) assert.equal(x.error, "skipped: run cancelled (the run's deadline of 4s passed)");
     assert.equal(markers(dir, "teardown").length, 2, "the in-flight cases were torn down");

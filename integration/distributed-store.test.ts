@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { useNatsServer } from "./harness/use-nats-server.ts";
 import { evalfleet, exitOf, fixture, markers, readJson, waitFor, outputOf } from "./harness/processes.ts";
-import { ResultsStore } from "../coordinator/store/store.ts";
+import { ResultsStore } from "../coordinator/history/store/store.ts";
 
 const tmp = (what: string): string => mkdtempSync(join(tmpdir(), `evalfleet-dist-store-${what}-`));
 

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { useNatsServer } from "./harness/use-nats-server.ts";
+import { comparableReport } from "./harness/comparable-report.ts";
 import { closedPort, evalfleet, exitOf, fixture, markers, readJson, waitFor, type Proc, outputOf } from "./harness/processes.ts";
 
 const FLEET = fixture("fleet-suite.ts");
@@ -81,11 +82,7 @@ describe("distributed mode (coordinator and worker processes on NATS JetStream)"
     assert.ok(used.size >= 2, `the cases were shared between workers, got ${[...used].join(", ")}`);
 
     // Everything else is identical, keys in the same order.
-    const strip = (report: Record<string, any>): Record<string, any> => ({
-      summary: { ...report.summary, duration_seconds: null, run_id: null },
-      cases: report.cases.map((x: Record<string, unknown>) => ({ ...x, duration_seconds: null, session_id: null, attempts: null, worker: null })),
-    });
-    const [a, b] = [strip(dist), strip(loc)];
+    const [a, b] = [comparableReport(dist), comparableReport(loc)];
     assert.deepEqual(Object.keys(dist.summary), Object.keys(loc.summary));
     a.cases.forEach((x: object, i: number) => assert.deepEqual(Object.keys(x), Object.keys(b.cases[i]), `key order of case ${i}`));
     assert.deepEqual(a, b);

@@ -11,7 +11,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { startNatsServer } from "./harness/nats-server.ts";
 import { startNatsCluster } from "./harness/nats-cluster.ts";
 import { evalfleet, exitOf, fixture, killLeftovers, readJson, waitFor } from "./harness/processes.ts";
-import { CASES_STREAM } from "../shared/subjects.ts";
+import { CASES_STREAM } from "../shared/broker/subjects.ts";
 
 after(killLeftovers);
 

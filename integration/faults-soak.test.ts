@@ -1,7 +1,7 @@
 // Chaos soak, bounded in time: a run of EVALFLEET_SOAK_CASES cases (default 3,000) over three
 // workers, one of which is SIGKILLed and restarted every EVALFLEET_SOAK_KILL_MS (default 1,000 ms),
 // and a coordinator killed once and resumed. At the end: every case exactly once, in declaration
-// order, attempts recorded, and the figures printed. The README documents a longer variant.
+// order, attempts recorded, and the figures printed. docs/development.md documents a longer variant.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";

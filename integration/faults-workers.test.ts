@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { useNatsServer } from "./harness/use-nats-server.ts";
 import { countByName, evalfleet, exitOf, fixture, markers, readJson, waitFor } from "./harness/processes.ts";
-import { MAX_OUTPUT_BYTES } from "../shared/wire.ts";
+import { MAX_OUTPUT_BYTES } from "../shared/wire/fit-result.ts";
 
 const server = useNatsServer();
 

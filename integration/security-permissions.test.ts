@@ -4,6 +4,7 @@
 // coordinator to), and the worker's user is refused what a worker must never do: publish a case,
 // purge the cases stream, cancel a run, write a run's records, create or delete a consumer of the
 // cases stream. deploy/nats/values.yaml must grant the Helm chart's users exactly the same.
+import { startScriptedOpenAI } from "../test/support/openai-server.ts";
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -17,12 +18,13 @@ import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
 import { evalfleet, exitOf, fixture, killLeftovers, readJson, root, waitFor } from "./harness/processes.ts";
 import { NO_NATS_ENV } from "./harness/auth-runs.ts";
 import { randomSecret } from "./harness/credentials.ts";
-import { CASES_STREAM, RUNS_BUCKET, caseSubject, caseSubjects, runConsumer, runKeys } from "../shared/subjects.ts";
-import { NATS_PROTOCOL } from "../shared/wire.ts";
+import { CASES_STREAM, RUNS_BUCKET, caseSubject, caseSubjects, runConsumer, runKeys } from "../shared/broker/subjects.ts";
+import { NATS_PROTOCOL } from "../shared/wire/nats.ts";
 
 const CONF = join(root, "deploy", "nats", "evalfleet-permissions.conf");
 const VALUES = join(root, "deploy", "nats", "values.yaml");
 const BASIC = fixture("basic-suite.ts");
+const PROVIDERS = fixture("provider-suite.ts");
 /** The reply prefix the file lets workers subscribe to. */
 const WORKER_INBOX = "_INBOX.evalfleet_worker";
 
@@ -95,6 +97,27 @@ describe("security: the least-privilege NATS users deploy/ ships", () => {
     await kv.put(runKeys.worker(runId, "probe"), JSON.stringify({ v: NATS_PROTOCOL }));
   });
 
+  test("provider permits with the shipped users: the worker asks on evalfleet.<run>.limits.acquire and is answered on its own inbox", async () => {
+    const model = await startScriptedOpenAI();
+    try {
+      model.handle(() => ({ content: JSON.stringify({ passed: true, reason: "names Paris" }) }));
+      const runId = "least-privilege-permits";
+      const env = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-test-permits-0123456789", PROVIDER_CASES: "3" };
+      const worker = evalfleet(["worker", PROVIDERS, "--run", runId, "--threads", "1", "--log-level", "info"], { ...workerEnv(), ...env });
+      const key = `127.0.0.1:${model.port}:gpt-5-mini`;
+      const c = await exitOf(evalfleet(["coordinator", "run", PROVIDERS, "--run-id", runId, "--limit", `${key}=rpm:600`], { ...coordinatorEnv(), ...env }), "the coordinator", 90_000);
+      assert.equal(c.code, 0, c.stdout + c.stderr);
+      const w = await exitOf(worker, "the worker", 30_000);
+      assert.doesNotMatch(w.stderr, /Permissions Violation|grants no provider permits/i, "the permits came from the coordinator, within the worker's permissions");
+      assert.doesNotMatch(c.stderr, /Permissions Violation/i);
+      const s = await exitOf(evalfleet(["coordinator", "status", runId, "--json"], coordinatorEnv()), "coordinator status", 30_000);
+      const providers = JSON.parse(s.stdout).providers as Array<{ key: string; admitted: number }>;
+      assert.deepEqual(providers.map((p) => [p.key, p.admitted]), [[key, 3]]);
+    } finally {
+      await model.close();
+    }
+  });
+
   test("a worker that does not use its reply prefix is told which option to set", async () => {
     const env = { ...workerEnv(), NATS_INBOX_PREFIX: "" };
     const r = await exitOf(evalfleet(["worker", BASIC, "--run", "no-prefix", "--log-level", "warn"], env), "the worker without its prefix", 30_000);
@@ -150,6 +173,8 @@ function parseNatsConf(text: string): Record<string, unknown> {
     }
     if (t.str !== undefined) return t.str;
     if (t.word?.startsWith("$")) return t.word.slice(1) in vars ? vars[t.word.slice(1)] : { env: t.word.slice(1) };
+    // NATS's booleans (`allow_responses: true`).
+    if (t.word === "true" || t.word === "false") return t.word === "true";
     if (t.word !== undefined) return t.word;
     throw new Error(`unexpected '${t.punct}' in the configuration`);
   };

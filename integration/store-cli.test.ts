@@ -1,13 +1,13 @@
 // The results store from the command line, as real `evalfleet` processes: --db on `run`, bad and
 // unreachable stores (exit 2, one line, no password), --fail-on-regression, the default file next
 // to the suite, PostgreSQL end to end (skipped, saying why, when no server answers). The history
-// commands on a scripted history are in test/history-cli.test.ts.
+// commands on a scripted history are in test/coordinator/history/commands.test.ts.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ResultsStore } from "../coordinator/store/store.ts";
+import { ResultsStore } from "../coordinator/history/store/store.ts";
 import { closedPort, evalfleet, exitOf, fixture, killLeftovers, readJson, root, outputOf } from "./harness/processes.ts";
 import { createTestDatabase, postgresUnavailable } from "../test/support/postgres.ts";
 

@@ -37,6 +37,10 @@ for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "EVALFLEET_JUDGE_MODEL"
 env.OPENAI_AGENTS_DISABLE_TRACING = "1";
 // Unit tests share the two cores; integration files start servers and process fleets of their own,
 // so they run one file at a time (two at once on a 2-core machine starve each other's timings).
+// The CLI and the bench run the compiled package (bin/evalfleet.mjs imports dist/): compile the
+// sources first when one changed since the last build, once here rather than in each test's process.
+const built = spawnSync(process.execPath, [join(root, "scripts", "build.mjs"), "--if-stale"], { cwd: root, stdio: "inherit" });
+if (built.status !== 0) process.exit(built.status ?? 1);
 const unit = files.filter((f) => f.startsWith("test"));
 const integration = files.filter((f) => f.startsWith("integration"));
 let status = 0;
@@ -45,7 +49,9 @@ for (const [group, concurrency, timeout] of [
   [integration, 1, 300_000],
 ]) {
   if (group.length === 0) continue;
-  const result = spawnSync(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, ...group], {
+  // --conditions: a suite's `import "evalfleet"` resolves to the sources the tests import too (one
+  // copy of every class); processes the tests start without it (the CLI) run dist/ throughout.
+  const result = spawnSync(process.execPath, ["--conditions=evalfleet-source", "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, ...group], {
     cwd: root,
     stdio: "inherit",
     env,

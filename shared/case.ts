@@ -1,11 +1,11 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Agent, CaseInput, ChatMessage, Team } from "./agent.ts";
 import type { JudgeModel } from "./judge-model.ts";
 import type { Scorer } from "./score.ts";
 import type { CaseResult } from "./result.ts";
 import { CaseValidationError } from "./errors.ts";
 import { pyRepr } from "./py-format.ts";
-import { expectedOutputProblem, OutputScoringSchema, resolveScoring, type ExpectedOutput, type OutputScoring, type ResolvedScoring, type ScoringMethod } from "./scoring.ts";
+import { expectedOutputProblem, OutputScoringSchema, resolveScoring, type ExpectedOutput, type OutputScoring, type ResolvedScoring, type ScoringMethod } from "./datasets/expected-output-methods.ts";
 
 /** How the judge grades: pass/fail, or a 1-10 score compared with `judgeThreshold`. */
 export const JudgeMode = {
@@ -15,7 +15,7 @@ export const JudgeMode = {
 /** `"binary"` or `"numeric"`. */
 export type JudgeMode = (typeof JudgeMode)[keyof typeof JudgeMode];
 
-/** Runs before the case, outside the timeout; its return value (the context) goes to teardown. */
+/** Runs before the case, outside the timeout (within its own bound); its return value (the context) goes to teardown. */
 export type SetupHook = () => unknown;
 /** Runs once setup has completed, whatever happened, outside the timeout. */
 export type TeardownHook = (context: unknown, result: CaseResult) => unknown;
@@ -34,6 +34,13 @@ export interface CaseOptions {
   tags?: readonly string[];
   /** Per-case timeout in seconds; `null` (default) falls back to the runner's default (120 s). `0` counts. */
   timeoutSeconds?: number | null;
+  /**
+   * Bound on `setup` in seconds; `null` (default) falls back to the runner's (`--setup-timeout`),
+   * then the suite's, then 60 s. Setup stays outside `timeoutSeconds`, but never runs unbounded.
+   */
+  setupTimeoutSeconds?: number | null;
+  /** Bound on `teardown` in seconds; falls back as `setupTimeoutSeconds` does (`--teardown-timeout`, the suite's, 60 s). */
+  teardownTimeoutSeconds?: number | null;
   /** Turns the judge check on (a non-empty string). */
   criteria?: string | null;
   /** Per-case judge; falls back to the runner's, then the suite's, then the default judge. */
@@ -66,6 +73,11 @@ export interface CaseOptions {
   expectedAgentTools?: readonly string[] | null;
   /** Turns the knowledge-sources check on: the run must report having retrieved from these sources. */
   expectedKnowledgeSources?: readonly string[] | null;
+  /**
+   * Names of the suite's evaluation functions (`defineSuite({ evalFunctions: { name: scorer } })`)
+   * that grade this case too, each a check that must pass. Checked against the suite when it loads.
+   */
+  evalFunctions?: readonly string[] | null;
 }
 
 const ChatMessageSchema = z.object({ role: z.string().min(1), content: z.string() });
@@ -92,6 +104,8 @@ const CaseOptionsSchema = z.object({
   team: RunnableSchema.nullish(),
   tags: z.array(z.string()).optional(),
   timeoutSeconds: z.number().finite().nullish(),
+  setupTimeoutSeconds: z.number().finite().nonnegative().nullish(),
+  teardownTimeoutSeconds: z.number().finite().nonnegative().nullish(),
   criteria: z.string().nullish(),
   judgeModel: JudgeModelSchema.nullish(),
   judgeMode: z.string().optional(),
@@ -109,7 +123,20 @@ const CaseOptionsSchema = z.object({
   outputScoring: OutputScoringSchema.nullish(),
   expectedAgentTools: z.array(z.string().min(1)).nullish(),
   expectedKnowledgeSources: z.array(z.string().min(1)).nullish(),
+  evalFunctions: z.array(z.string().min(1)).nullish(),
 });
+
+/**
+ * Marks every Case, whichever copy of evalfleet built it: a suite loaded through another module
+ * loader (tsx in a CommonJS project, a bundler) may hold a `Case` class other than the runner's,
+ * and `instanceof` would call its cases foreign. `Symbol.for` names the same symbol in every copy.
+ */
+const CASE_BRAND = Symbol.for("evalfleet.case");
+
+/** True for a {@link Case}, including one built by another copy of the evalfleet package. */
+export function hasCaseBrand(value: unknown): value is Case {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[CASE_BRAND] === true;
+}
 
 /**
  * One eval case: an input for one agent or team, and the checks its answer must pass.
@@ -117,12 +144,17 @@ const CaseOptionsSchema = z.object({
  * case and the field, e.g. `case 'x' has no checks: set criteria, expectedToolCalls, and/or scorer`.
  */
 export class Case {
+  static {
+    Object.defineProperty(Case.prototype, CASE_BRAND, { value: true });
+  }
   readonly name: string;
   readonly input: CaseInput;
   readonly agent: Agent | null;
   readonly team: Team | null;
   readonly tags: readonly string[];
   readonly timeoutSeconds: number | null;
+  readonly setupTimeoutSeconds: number | null;
+  readonly teardownTimeoutSeconds: number | null;
   readonly criteria: string | null;
   readonly judgeModel: JudgeModel | null;
   readonly judgeMode: JudgeMode;
@@ -141,6 +173,8 @@ export class Case {
   readonly outputScoring: ResolvedScoring;
   readonly expectedAgentTools: readonly string[] | null;
   readonly expectedKnowledgeSources: readonly string[] | null;
+  /** Names of the suite's evaluation functions that grade this case, or null. */
+  readonly evalFunctions: readonly string[] | null;
 
   constructor(options: CaseOptions) {
     if (options === null || typeof options !== "object") {
@@ -162,7 +196,8 @@ export class Case {
     const hasExpectations =
       (options.expectedOutput !== undefined && options.expectedOutput !== null) ||
       (Array.isArray(options.expectedAgentTools) && options.expectedAgentTools.length > 0) ||
-      (Array.isArray(options.expectedKnowledgeSources) && options.expectedKnowledgeSources.length > 0);
+      (Array.isArray(options.expectedKnowledgeSources) && options.expectedKnowledgeSources.length > 0) ||
+      (Array.isArray(options.evalFunctions) && options.evalFunctions.length > 0);
     if (!options.criteria && !hasToolCalls && (options.scorer === undefined || options.scorer === null) && !hasExpectations) {
       throw new CaseValidationError(`${label} has no checks: set criteria, expectedToolCalls, and/or scorer`, {
         case: options.name,
@@ -207,6 +242,8 @@ export class Case {
     this.team = options.team ?? null;
     this.tags = Object.freeze([...(options.tags ?? [])]);
     this.timeoutSeconds = options.timeoutSeconds ?? null;
+    this.setupTimeoutSeconds = options.setupTimeoutSeconds ?? null;
+    this.teardownTimeoutSeconds = options.teardownTimeoutSeconds ?? null;
     this.criteria = options.criteria ?? null;
     this.judgeModel = options.judgeModel ?? null;
     this.judgeMode = judgeMode;
@@ -225,6 +262,7 @@ export class Case {
     this.expectedAgentTools = options.expectedAgentTools && options.expectedAgentTools.length > 0 ? Object.freeze([...options.expectedAgentTools]) : null;
     this.expectedKnowledgeSources =
       options.expectedKnowledgeSources && options.expectedKnowledgeSources.length > 0 ? Object.freeze([...options.expectedKnowledgeSources]) : null;
+    this.evalFunctions = options.evalFunctions && options.evalFunctions.length > 0 ? Object.freeze([...new Set(options.evalFunctions)]) : null;
     Object.freeze(this);
   }
 
@@ -246,6 +284,11 @@ export class Case {
   /** The timeout in seconds against a runner default (`timeoutSeconds` wins, even 0). */
   resolveTimeout(defaultTimeout: number): number {
     return this.timeoutSeconds ?? defaultTimeout;
+  }
+
+  /** The setup and teardown bounds in seconds against the runner's defaults (the case's own win, even 0). */
+  resolveHookTimeouts(defaults: { setup: number; teardown: number }): { setup: number; teardown: number } {
+    return { setup: this.setupTimeoutSeconds ?? defaults.setup, teardown: this.teardownTimeoutSeconds ?? defaults.teardown };
   }
 }
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Stable error codes. A code never changes meaning once released: scripts and the
@@ -23,7 +23,7 @@ export const ErrorCode = {
   Usage: "USAGE",
   /** A report (JSON, JUnit) could not be written. */
   ReportWrite: "REPORT_WRITE",
-  /** A worker thread died (uncaught error, out of memory, terminated). */
+  /** A worker thread died under a case (uncaught error, out of memory, terminated, its reply lost). */
   ThreadCrashed: "THREAD_CRASHED",
   /** A message crossing a thread or process boundary failed its schema. */
   WireInvalid: "WIRE_INVALID",
@@ -40,6 +40,8 @@ export const ErrorCode = {
   ConfigMissing: "CONFIG_MISSING",
   /** A call to a model server failed (after its retries); `details.status` holds the HTTP status when there was one. */
   ModelCallFailed: "MODEL_CALL_FAILED",
+  /** The provider limiter could not grant a permit (the coordinator granting fleet-wide permits unreachable): an infrastructure failure. */
+  ProviderLimit: "PROVIDER_LIMIT",
   /** An MCP client was used before it was connected. */
   McpNotConnected: "MCP_NOT_CONNECTED",
   /** A results-store URL (`--db`) that is neither `sqlite:PATH` nor `postgres://...`. */
@@ -57,17 +59,46 @@ export const ErrorCode = {
 /** One of the {@link ErrorCode} values. */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/**
+ * The codes whose failures may go away when the same thing is tried again later (the broker or
+ * the store was unreachable, a thread died, a model server failed). Everything else (a bad suite,
+ * a bad flag, a malformed message) fails the same way every time.
+ */
+const RETRYABLE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  ErrorCode.ThreadCrashed,
+  ErrorCode.BrokerUnreachable,
+  ErrorCode.ModelCallFailed,
+  ErrorCode.ProviderLimit,
+  ErrorCode.StoreUnavailable,
+  ErrorCode.StoreWrite,
+]);
+
+/** Whether errors of `code` are worth trying again by default (an error may say otherwise: {@link EvalfleetError.retryable}). */
+export function isRetryableCode(code: string): boolean {
+  return RETRYABLE_CODES.has(code);
+}
+
+/** Options of {@link EvalfleetError}. */
+export interface EvalfleetErrorOptions {
+  cause?: unknown;
+  /** Overrides the code's default (see {@link isRetryableCode}) when this failure knows better. */
+  retryable?: boolean;
+}
+
 /** An error with a stable {@link ErrorCode}. Its message is written for people. */
 export class EvalfleetError extends Error {
   override readonly name: string = "EvalfleetError";
   /** Stable machine-readable code. */
   readonly code: ErrorCode;
+  /** Whether trying the same thing again later may succeed: the code's default unless overridden. */
+  readonly retryable: boolean;
   /** Extra facts (the file, the field, the value) for logs and reports. */
   readonly details: Readonly<Record<string, unknown>>;
 
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options: EvalfleetErrorOptions = {}) {
+    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.code = code;
+    this.retryable = options.retryable ?? isRetryableCode(code);
     this.details = Object.freeze({ ...details });
   }
 }
@@ -95,8 +126,8 @@ export class ModelCallError extends EvalfleetError {
   readonly status: number | null;
   /** Attempts made (1 + retries). */
   readonly attempts: number;
-  constructor(message: string, details: { status?: number | null; attempts?: number; [key: string]: unknown } = {}) {
-    super(ErrorCode.ModelCallFailed, message, details);
+  constructor(message: string, details: { status?: number | null; attempts?: number; [key: string]: unknown } = {}, options: EvalfleetErrorOptions = {}) {
+    super(ErrorCode.ModelCallFailed, message, details, options);
     this.status = details.status ?? null;
     this.attempts = details.attempts ?? 1;
   }
@@ -107,7 +138,7 @@ export class SuiteLoadError extends EvalfleetError {
   override readonly name = "SuiteLoadError";
   /** Each problem as a one-line sentence. */
   readonly problems: readonly string[];
-  constructor(code: ErrorCode, file: string, problems: readonly string[], options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, file: string, problems: readonly string[], options?: EvalfleetErrorOptions) {
     super(code, `${file}: ${problems.join("; ")}`, { file, problems }, options);
     this.problems = Object.freeze([...problems]);
   }
@@ -153,6 +184,8 @@ export const ErrorInfoSchema = z.object({
   code: z.string(),
   name: z.string(),
   message: z.string(),
+  /** Always written; optional on input so that a sender without it is still understood (then: `isRetryableCode(code)`). */
+  retryable: z.boolean().optional(),
   details: z.record(z.string(), z.unknown()).optional(),
 });
 /** Plain-data form of an error. */
@@ -192,16 +225,9 @@ export function describeError(err: unknown): string {
 /** Converts any thrown value to {@link ErrorInfo}. */
 export function toErrorInfo(err: unknown): ErrorInfo {
   if (err instanceof EvalfleetError) {
-    return { code: err.code, name: err.name, message: err.message, details: safeDetails(err.details) };
+    return { code: err.code, name: err.name, message: err.message, retryable: err.retryable, details: safeDetails(err.details) };
   }
-  return { code: ErrorCode.Internal, name: errorName(err), message: errorMessage(err) };
-}
-
-/** Rebuilds an {@link EvalfleetError} from {@link ErrorInfo} on the receiving side. */
-export function fromErrorInfo(info: ErrorInfo): EvalfleetError {
-  const err = new EvalfleetError(info.code as ErrorCode, info.message, info.details ?? {});
-  Object.defineProperty(err, "name", { value: info.name });
-  return err;
+  return { code: ErrorCode.Internal, name: errorName(err), message: errorMessage(err), retryable: isRetryableCode(ErrorCode.Internal) };
 }
 
 function safeDetails(details: Readonly<Record<string, unknown>>): Record<string, unknown> {

@@ -1,5 +1,5 @@
 /**
- * The judge-model contract. The judge check builds the prompt (see worker/checks/judge.ts) and
+ * The judge-model contract. The judge check builds the prompt (see worker/runtime/checks/judge.ts) and
  * calls `judge`; the model answers with JSON matching the requested schema. The real
  * OpenAI-compatible client implements this; tests use a scripted one.
  */

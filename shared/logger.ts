@@ -1,4 +1,8 @@
-import { pino, type Logger, type LoggerOptions, type DestinationStream } from "pino";
+import { lazyPackage } from "./lazy-package.ts";
+import type { Logger, LoggerOptions, DestinationStream } from "pino";
+import { DEFAULT_RUN_LOG_LEVEL } from "./defaults.ts";
+import { REDACTED } from "./redact.ts";
+import { redactText, registerEnvironmentSecrets } from "./secrets.ts";
 
 export type { Logger } from "pino";
 
@@ -33,62 +37,72 @@ export interface CreateLoggerOptions {
 }
 
 /**
- * Secret values this process knows (a NATS token or password, an NKey seed), redacted wherever
- * they appear in a log line: in any field, at any depth, inside an error message.
+ * A structured (JSON lines) logger with secrets redacted: by field name, and by value in every
+ * line, with the process's one redactor (shared/secrets.ts). The environment's secrets are read
+ * again here, so a variable set since the process started is known too.
+ *
+ * pino itself is loaded on the first line the level lets through (or the first use of anything
+ * but a level method): a run at the default level `warn` usually writes none, and a worker thread
+ * that never logs is spared pino's start-up (about a tenth of its own, measured).
  */
-const knownSecrets = new Set<string>();
-
-/** Shorter values are not registered: redacting them would mangle ordinary words. */
-const MIN_SECRET_LENGTH = 6;
-
-/** Environment variables whose values are secrets by their name (`NATS_TOKEN`, `OPENAI_API_KEY`, `PGPASSWORD`, ...). */
-const SECRET_ENV_NAME = /(TOKEN|PASSWORD|PASSWD|SECRET|API_?KEY)$/i;
-
-/** Registers a secret value: no log line of this process (thread) will show it. Empty and very short values are ignored. */
-export function registerSecret(value: string | null | undefined): void {
-  if (typeof value === "string" && value.length >= MIN_SECRET_LENGTH) knownSecrets.add(value);
-}
-
-/** Registers the values of the secret-looking environment variables (see {@link SECRET_ENV_NAME}). */
-function registerEnvironmentSecrets(env: NodeJS.ProcessEnv = process.env): void {
-  for (const [name, value] of Object.entries(env)) if (SECRET_ENV_NAME.test(name)) registerSecret(value);
-}
-
-/**
- * Removes credentials from free text: every registered secret (also in its JSON-escaped form),
- * the user information of URLs (`nats://user:password@host` -> `nats://[redacted]@host`), bearer
- * tokens, `sk-...` API keys and NKey seeds. Applied to every log line; use it for any message that
- * may echo a URL or a server's answer.
- */
-export function redactSecrets(text: string): string {
-  let out = text;
-  for (const secret of knownSecrets) {
-    if (out.includes(secret)) out = out.split(secret).join("[redacted]");
-    const escaped = JSON.stringify(secret).slice(1, -1);
-    if (escaped !== secret && out.includes(escaped)) out = out.split(escaped).join("[redacted]");
-  }
-  return out
-    .replace(/\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/g, "$1[redacted]@")
-    .replace(/Bearer\s+[A-Za-z0-9._~+/=-]+/g, "Bearer [redacted]")
-    .replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "sk-[redacted]")
-    .replace(/\bS[UAOCNPX][A-Z2-7]{56}\b/g, "[redacted nkey seed]");
-}
-
-/** A structured (JSON lines) logger with secrets redacted: by field name, and by value in every line (see {@link redactSecrets}). */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   registerEnvironmentSecrets();
   const opts: LoggerOptions = {
     name: options.name ?? "evalfleet",
-    level: options.level ?? "warn",
-    redact: { paths: [...REDACT_PATHS], censor: "[redacted]" },
+    level: options.level ?? DEFAULT_RUN_LOG_LEVEL,
+    redact: { paths: [...REDACT_PATHS], censor: REDACTED },
     // Field names cannot catch a secret inside a message ("cannot reach https://user:pw@..."):
     // the finished line is scrubbed too. Only lines that are written pay for it.
-    hooks: { streamWrite: redactSecrets },
+    hooks: { streamWrite: (line) => redactText(line) },
   };
-  return pino(opts, options.destination ?? pino.destination({ fd: 2, sync: true }));
+  return lazyLogger(String(opts.level), () => {
+    const { pino } = loadPino();
+    return pino(opts, options.destination ?? pino.destination({ fd: 2, sync: true }));
+  });
 }
 
 /** A logger that writes nothing: the default of the library API, whose core never prints. */
 export function silentLogger(): Logger {
-  return pino({ level: "silent" });
+  return lazyLogger("silent", () => loadPino().pino({ level: "silent" }));
+}
+
+/** pino, required on first use (a CommonJS package: synchronously, as logging is). */
+const loadPino = lazyPackage<typeof import("pino")>("pino");
+
+/** pino's level values; a level method below the logger's level writes nothing. */
+const LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+/**
+ * A pino logger created on first need: a level method below `level` returns at once; anything
+ * else (a line to write, `child`'s logger when it writes, `flush`, setting the level) creates the
+ * real logger, and from then on everything goes to it.
+ */
+function lazyLogger(level: string, create: () => Logger): Logger {
+  let real: Logger | null = null;
+  const get = (): Logger => (real ??= create());
+  const threshold = LEVELS[level] ?? LEVELS.info!;
+  const quiet = (): void => undefined;
+  const target = {} as Logger;
+  return new Proxy(target, {
+    get(_t, prop) {
+      if (real) return bound(real, prop);
+      if (typeof prop === "string" && prop in LEVELS && prop !== "silent") {
+        return (LEVELS[prop]! < threshold ? quiet : (...args: unknown[]) => (get()[prop as "info"] as (...a: unknown[]) => void)(...args));
+      }
+      if (prop === "silent") return quiet;
+      if (prop === "level") return level;
+      if (prop === "isLevelEnabled") return (l: string) => (LEVELS[l] ?? Infinity) >= threshold && threshold !== Infinity;
+      if (prop === "child") return (bindings: Record<string, unknown>, opts?: Record<string, unknown>) => lazyLogger(typeof opts?.level === "string" ? opts.level : level, () => get().child(bindings, opts));
+      return bound(get(), prop);
+    },
+    set(_t, prop, value) {
+      (get() as unknown as Record<string | symbol, unknown>)[prop] = value;
+      return true;
+    },
+  });
+}
+
+function bound(logger: Logger, prop: string | symbol): unknown {
+  const value = (logger as unknown as Record<string | symbol, unknown>)[prop];
+  return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(logger) : value;
 }

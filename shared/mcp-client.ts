@@ -1,7 +1,7 @@
 /**
  * The MCP-client contract a suite declares (`defineSuite({ mcpClients })`,
  * `cli(cases, { mcpClients })`): what evalfleet needs to connect a client before the cases that
- * use it and close it afterwards. The lifecycle itself is in worker/mcp.ts.
+ * use it and close it afterwards. The lifecycle itself is in shared/mcp-session.ts.
  */
 
 /**

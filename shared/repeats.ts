@@ -1,48 +1,62 @@
-import { round3 } from "./py-format.ts";
-import { CaseResult, type RepeatResultData } from "./result.ts";
+import pLimit, { type LimitFunction } from "p-limit";
+import type { CaseResult } from "./result.ts";
+import { aggregateRepeats } from "./fold-repeats.ts";
 
 /**
- * `--repeat N`: folding the N runs of one case into the one entry the report keeps per case.
- * Pure; no I/O.
+ * Running one case N times (`--repeat N`) wherever a case runs: inline, on the thread pool, or on
+ * a distributed worker. Each run is a full lifecycle with its own session; the runs are folded
+ * into one result (shared/fold-repeats.ts).
  */
 
-/** The largest `--repeat`: past it the report of one case would hold too many runs to read. */
-export const MAX_REPEAT = 1000;
-
-/** One run as a repeat entry. */
-export function toRepeatData(run: CaseResult, repeat: number): RepeatResultData {
-  return {
-    repeat,
-    passed: run.passed,
-    sessionId: run.sessionId,
-    durationSeconds: run.durationSeconds,
-    judgePassed: run.judgePassed,
-    judgeReason: run.judgeReason,
-    judgeScore: run.judgeScore,
-    reliabilityPassed: run.reliabilityPassed,
-    output: run.output,
-    toolsCalled: [...run.toolsCalled],
-    timedOut: run.timedOut,
-    skipped: run.skipped,
-    error: run.error,
-    score: run.score ? { value: run.score.value, passed: run.score.passed, reason: run.score.reason ?? null } : null,
-    expectations: run.expectations ?? null,
-    attempts: run.attempts,
-    worker: run.worker,
-  };
+/** What one run gives: its result, and whether its thread crashed under it (see PoolOutcome). */
+export interface RunOutcome {
+  result: CaseResult;
+  crashed?: string;
 }
 
+/** Options of {@link runRepeated}. */
+export interface RepeatOptions {
+  /** Bounds the runs in flight across every case of the run (shared), so repeats never exceed the concurrency. Default: unbounded. */
+  limit?: LimitFunction | null;
+  /** When it has fired, runs not yet started are not started: they are recorded as skipped. */
+  signal?: AbortSignal;
+  /** The identity of the case, for the runs that are not started. */
+  shell: () => CaseResult;
+}
+
+const limits = new WeakMap<object, LimitFunction>();
+
 /**
- * The runs of one case (in repeat order) as one result: its top-level fields are those of the
- * first run that failed (else the first run), so what the entry shows explains its verdict; its
- * duration is the sum of the runs'; `repeats` lists every run. The case passes only when every
- * run passed; `passRate` and `passAtK` say how often they did.
+ * One limiter per owner (a worker's thread pool), created on first use with `size` slots: the
+ * repeats of every case a worker runs share it, so the pool never gets more runs than it can
+ * hold (piscina refuses tasks past its queue).
  */
-export function aggregateRepeats(runs: readonly CaseResult[]): CaseResult {
-  if (runs.length === 0) throw new RangeError("aggregateRepeats needs at least one run");
-  const representative = runs.find((r) => !r.passed) ?? runs[0]!;
-  const result = CaseResult.fromData(representative.toData());
-  result.durationSeconds = round3(runs.reduce((sum, r) => sum + r.durationSeconds, 0));
-  result.repeats = runs.map((r, i) => toRepeatData(r, i + 1));
-  return result;
+export function sharedLimit(owner: object, size: number): LimitFunction {
+  let limit = limits.get(owner);
+  if (!limit) limits.set(owner, (limit = pLimit(Math.max(1, size))));
+  return limit;
+}
+
+/** Why a run of a repeated case was not started. */
+export const REPEAT_NOT_STARTED = "skipped: the run was cancelled before this repeat started";
+
+/**
+ * Runs a case `repeat` times (at once, within `limit`) and folds the runs into one outcome.
+ * With `repeat` 1 the single run is returned as it is. `crashed` is the first crashed run's reason.
+ */
+export async function runRepeated(repeat: number, runOnce: (repeat: number) => Promise<RunOutcome>, options: RepeatOptions): Promise<RunOutcome> {
+  if (repeat <= 1) return runOnce(1);
+  const start = (r: number): Promise<RunOutcome> => {
+    if (options.signal?.aborted) {
+      const result = options.shell();
+      result.skipped = true;
+      result.addError(REPEAT_NOT_STARTED);
+      return Promise.resolve({ result });
+    }
+    return runOnce(r);
+  };
+  const outcomes = await Promise.all(Array.from({ length: repeat }, (_, i) => (options.limit ? options.limit(() => start(i + 1)) : start(i + 1))));
+  const crashed = outcomes.find((o) => o.crashed)?.crashed;
+  const result = aggregateRepeats(outcomes.map((o) => o.result));
+  return crashed ? { result, crashed } : { result };
 }

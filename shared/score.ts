@@ -1,15 +1,15 @@
-import type { RunOutput } from "./agent.ts";
+import type { CaseInput, RunOutput } from "./agent.ts";
 import { EvalfleetError, ErrorCode } from "./errors.ts";
+import type { ScoreData } from "./wire/result-data.ts";
 
-/** A scorer's verdict. Built through {@link Score}, which validates `value`. */
-export interface ScoreData {
-  /** In [0, 1] inclusive. */
-  value: number;
-  passed: boolean;
-  reason?: string | null;
-  /** Free-form, kept on the CaseResult but not in the JSON report. */
-  detail?: Record<string, unknown> | null;
-}
+/**
+ * The custom-scorer contract: the {@link Scorer} a case's `scorer` option implements, and the
+ * {@link Score} verdict it returns (its shape, `ScoreData`, is the case result's `score`, written
+ * once in shared/wire/result-data.ts). Not to be confused with the two other kinds of scoring:
+ * running a case's scorer inside the lifecycle is worker/runtime/checks/scorer.ts, and the
+ * `expected_output` comparison methods of data-driven cases (`exact`, `contains`, ...) are
+ * shared/datasets/expected-output-methods.ts, which have nothing to do with a Scorer.
+ */
 
 /** A validated scorer verdict: `new Score({ value: 1.4, ... })` throws `Score.value must be in [0, 1], got 1.4`. */
 export class Score implements ScoreData {
@@ -49,5 +49,6 @@ export class ScoreRangeError extends EvalfleetError {
  * a team case receives the whole team output.
  */
 export interface Scorer {
-  score(run: RunOutput, expected: unknown, context: { signal: AbortSignal }): Promise<ScoreData | Score> | ScoreData | Score;
+  /** `context.caseName` and `context.input` say which case it grades (set by the runner; optional for callers). */
+  score(run: RunOutput, expected: unknown, context: { signal: AbortSignal; caseName?: string; input?: CaseInput }): Promise<ScoreData | Score> | ScoreData | Score;
 }

@@ -1,8 +1,8 @@
-import { createRequire } from "node:module";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { evalfleetVersion } from "../shared/package-files.ts";
 
 /**
- * The worker's Prometheus metrics (served on `/metrics` by worker/health-server.ts). Counters are
+ * The worker's Prometheus metrics (served on `/metrics` by shared/health-server.ts). Counters are
  * per process and start at zero, as Prometheus expects; `rate()` and `increase()` survive restarts.
  *
  * | metric | type | meaning |
@@ -18,6 +18,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
  * | `evalfleet_worker_slots` | gauge | cases this worker may run at once (`--concurrency`) |
  * | `evalfleet_worker_ready` | gauge | 1 when `/readyz` answers 200 |
  * | `evalfleet_worker_nats_connected` | gauge | 1 while connected to NATS |
+ * | `evalfleet_worker_provider_requests_total{key}` | counter | model requests this worker's threads got a permit for, per provider key |
+ * | `evalfleet_worker_provider_in_flight{key}` | gauge | of those, not given back yet (the key's concurrency from this worker) |
+ * | `evalfleet_worker_provider_rate_limited_total{key}` | counter | answers 429 (rate limited) |
+ * | `evalfleet_worker_provider_failed_total{key}` | counter | answers 5xx or 408, or no answer at all |
+ * | `evalfleet_worker_provider_tokens_total{key}` | counter | tokens the answers reported using (prompt + completion) |
  * | `evalfleet_worker_info{suite,fingerprint,version}` | gauge | always 1; identifies the suite and evalfleet version |
  *
  * Plus prom-client's default Node.js process metrics (`process_*`, `nodejs_*`).
@@ -26,12 +31,12 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 /** Why a case was handed back for redelivery instead of finishing on this worker. */
 export type HandBackReason = "shutdown" | "thread_crash" | "publish_failed";
 
-/** What a run server reports about the cases it handles (see worker/consumer.ts). */
+/** What a run server reports about the cases it handles (see worker/run-server.ts). */
 export interface CaseMetricsSink {
   /** A case message arrived; `deliveryCount` above 1 is a redelivery. */
   caseReceived(deliveryCount: number): void;
   /** This worker ran a case and published its result. */
-  caseFinished(result: { passed: boolean; timedOut: boolean; durationSeconds: number }): void;
+  caseFinished(result: { passed: boolean; timedOut: boolean; durationSeconds: number; modelCache?: { hits: number; misses: number } | null }): void;
   /** A case was handed back (nak) for redelivery. */
   caseHandedBack(reason: HandBackReason): void;
 }
@@ -68,6 +73,13 @@ export class WorkerMetrics implements CaseMetricsSink {
   readonly #duration: Histogram;
   readonly #redeliveries: Counter;
   readonly #handedBack: Counter<"reason">;
+  readonly #providerRequests: Counter<"key">;
+  readonly #providerInFlight: Gauge<"key">;
+  readonly #providerRateLimited: Counter<"key">;
+  readonly #providerFailed: Counter<"key">;
+  readonly #providerTokens: Counter<"key">;
+  readonly #cacheHits: Counter;
+  readonly #cacheMisses: Counter;
 
   constructor(options: WorkerMetricsOptions) {
     const registers = [this.registry];
@@ -96,6 +108,8 @@ export class WorkerMetrics implements CaseMetricsSink {
       labelNames: ["reason"],
       registers,
     });
+    this.#cacheHits = new Counter({ name: "evalfleet_worker_model_cache_hits_total", help: "Model calls of this worker's cases answered by the response cache (--cache): no call made.", registers });
+    this.#cacheMisses = new Counter({ name: "evalfleet_worker_model_cache_misses_total", help: "Model calls of this worker's cases the response cache passed on to the model (then kept).", registers });
     // Zero series for every reason, so a dashboard sees 0 rather than no data.
     for (const reason of ["shutdown", "thread_crash", "publish_failed"] satisfies HandBackReason[]) this.#handedBack.inc({ reason }, 0);
     new Gauge({ name: "evalfleet_worker_slots", help: "Cases this worker may run at once (--concurrency).", registers }).set(options.slots);
@@ -119,6 +133,11 @@ export class WorkerMetrics implements CaseMetricsSink {
       { suite: options.suite.name, fingerprint: options.suite.fingerprint.slice(0, 12), version: evalfleetVersion() },
       1,
     );
+    this.#providerRequests = new Counter({ name: "evalfleet_worker_provider_requests_total", help: "Model requests this worker's threads got a permit for, per provider key.", labelNames: ["key"], registers });
+    this.#providerInFlight = new Gauge({ name: "evalfleet_worker_provider_in_flight", help: "Permits of this worker not given back yet, per provider key.", labelNames: ["key"], registers });
+    this.#providerRateLimited = new Counter({ name: "evalfleet_worker_provider_rate_limited_total", help: "Model answers 429 (rate limited), per provider key.", labelNames: ["key"], registers });
+    this.#providerFailed = new Counter({ name: "evalfleet_worker_provider_failed_total", help: "Model answers 5xx or 408, or none at all, per provider key.", labelNames: ["key"], registers });
+    this.#providerTokens = new Counter({ name: "evalfleet_worker_provider_tokens_total", help: "Tokens the model answers reported using, per provider key.", labelNames: ["key"], registers });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -126,8 +145,12 @@ export class WorkerMetrics implements CaseMetricsSink {
     if (deliveryCount > 1) this.#redeliveries.inc();
   }
 
-  caseFinished(result: { passed: boolean; timedOut: boolean; durationSeconds: number }): void {
+  caseFinished(result: { passed: boolean; timedOut: boolean; durationSeconds: number; modelCache?: { hits: number; misses: number } | null }): void {
     this.#run.inc();
+    if (result.modelCache) {
+      this.#cacheHits.inc(result.modelCache.hits);
+      this.#cacheMisses.inc(result.modelCache.misses);
+    }
     (result.passed ? this.#passed : this.#failed).inc();
     if (result.timedOut) this.#timedOut.inc();
     this.#duration.observe(Math.max(0, result.durationSeconds));
@@ -137,22 +160,23 @@ export class WorkerMetrics implements CaseMetricsSink {
     this.#handedBack.inc({ reason });
   }
 
+  /** A thread got a permit of provider `key`. */
+  providerGranted(key: string): void {
+    this.#providerRequests.inc({ key });
+    this.#providerInFlight.inc({ key });
+  }
+
+  /** A permit of `key` came back with what the provider said. */
+  providerReleased(key: string, feedback: { status?: number | null; tokens?: number | null }): void {
+    this.#providerInFlight.dec({ key });
+    const status = feedback.status ?? null;
+    if (status === 429) this.#providerRateLimited.inc({ key });
+    else if (status === null || status >= 500 || status === 408) this.#providerFailed.inc({ key });
+    if (typeof feedback.tokens === "number" && feedback.tokens > 0) this.#providerTokens.inc({ key }, feedback.tokens);
+  }
+
   /** The exposition text and its content type. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
-}
-
-let version: string | null = null;
-
-/** evalfleet's own version, from its package.json. */
-export function evalfleetVersion(): string {
-  if (version === null) {
-    try {
-      version = String((createRequire(import.meta.url)("../package.json") as { version?: string }).version ?? "unknown");
-    } catch {
-      version = "unknown";
-    }
-  }
-  return version;
 }

@@ -1,16 +1,21 @@
 import { setMaxListeners } from "node:events";
-import { availableParallelism } from "node:os";
+import { RemoteLimiter } from "./remote-limiter.ts";
+import { localProcessLimiter } from "../shared/limits/process-limiter.ts";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { openBroker, type Broker } from "../shared/jetstream-setup.ts";
-import { connectNats, processLabel, type NatsSettings } from "../shared/nats-connection.ts";
+import { openBroker, type Broker } from "../shared/broker/setup.ts";
+import { BucketResponseStore } from "../shared/broker/response-cache-bucket.ts";
+import { connectNats, processLabel, type NatsSettings } from "../shared/broker/connection.ts";
 import type { LoadedSuite } from "../shared/suite.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { errorMessage } from "../shared/errors.ts";
-import { runKeys, runOfManifestKey } from "../shared/subjects.ts";
-import { RunManifestSchema, RunStateSchema, type RunManifest, tryParseJson } from "../shared/wire.ts";
-import { CasePool, DEFAULT_GRACE_SECONDS } from "./pool.ts";
-import { RunServer, type RunServeEnd } from "./consumer.ts";
-import { HealthServer, type HealthCheck } from "./health-server.ts";
+import { runKeys, runOfManifestKey } from "../shared/broker/subjects.ts";
+import { RunStateSchema, isFinishedPhase, tryParseJson, type RunManifest } from "../shared/wire/nats.ts";
+import { CasePool } from "./pool/case-pool.ts";
+import { DEFAULT_CONCURRENCY, DEFAULT_DRAIN_SECONDS, DEFAULT_GRACE_SECONDS, defaultThreads } from "../shared/defaults.ts";
+import { RunServer, type RunServeEnd, type RunServerDeps } from "./run-server.ts";
+import { checkManifest, type ManifestCheck } from "./manifest-check.ts";
+import { RunPresence } from "./presence.ts";
+import { HealthServer, type HealthCheck } from "../shared/health-server.ts";
 import { WorkerMetrics } from "./metrics.ts";
 import { Slots } from "./slots.ts";
 
@@ -28,16 +33,16 @@ export interface WorkerServiceOptions {
   nats: NatsSettings;
   /** Serve only this run and stop when it is over; default: every run of this suite, forever. */
   runId?: string | null;
-  /** Worker threads. Default: min(CPUs, concurrency). */
+  /** Worker threads. Default: {@link defaultThreads} of `concurrency`. */
   threads?: number;
-  /** Cases in flight in this process (across runs). Default 4. */
+  /** Cases in flight in this process (across runs). Default {@link DEFAULT_CONCURRENCY}. */
   concurrency?: number;
-  /** Seconds past a case deadline before a stuck thread is terminated. Default 5. */
+  /** Seconds past a case deadline before a stuck thread is terminated. Default {@link DEFAULT_GRACE_SECONDS}. */
   graceSeconds?: number;
   threadMemoryMb?: number | null;
   /** Stop (exit 0) after this many seconds without a case. Default: never. */
   exitWhenIdleSeconds?: number | null;
-  /** On shutdown, seconds in-flight cases get to finish before they are aborted and handed back. Default 20. */
+  /** On shutdown, seconds in-flight cases get to finish before they are aborted and handed back. Default {@link DEFAULT_DRAIN_SECONDS}. */
   drainSeconds?: number;
   logLevel?: string;
   logger?: Logger;
@@ -54,7 +59,7 @@ export interface WorkerServiceOptions {
 
 /** How the worker ended; `code` is the process exit code. */
 export interface WorkerExit {
-  /** 0: the run is over (or an idle/standing worker was stopped cleanly); 1: work was interrupted; 2: refused the run. */
+  /** 0: the run is over (or an idle/standing worker was stopped cleanly); 1: work was interrupted; 2: refused the run (another suite or protocol version). */
   code: 0 | 1 | 2;
   reason: string;
 }
@@ -66,6 +71,8 @@ export class WorkerService {
   readonly #stopping = new AbortController();
   readonly #abort = new AbortController();
   readonly #servers = new Map<string, RunServer>();
+  /** The provider limiters of the runs being served, latest last: the pool's threads ask the latest one's coordinator. */
+  readonly #limiters: Array<{ runId: string; limiter: RemoteLimiter }> = [];
   #state: WorkerState = "starting";
   /** Whether the NATS connection is up (false before the first connect and while reconnecting). */
   #connected = false;
@@ -108,15 +115,15 @@ export class WorkerService {
     this.#log.info({ reason }, "draining");
     this.#setState("draining");
     this.#stopping.abort(new DOMException(reason, "AbortError"));
-    const drain = setTimeout(() => this.#abort.abort(new DOMException("drain grace over", "AbortError")), (this.#o.drainSeconds ?? 20) * 1000);
+    const drain = setTimeout(() => this.#abort.abort(new DOMException("drain grace over", "AbortError")), (this.#o.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000);
     drain.unref();
   }
 
   /** Runs until the work is over; never throws for a run's problems (they are logged and reflected in the exit). */
   async run(): Promise<WorkerExit> {
     const o = this.#o;
-    const concurrency = Math.max(1, o.concurrency ?? 4);
-    const threads = Math.max(1, o.threads ?? Math.min(availableParallelism(), concurrency));
+    const concurrency = Math.max(1, o.concurrency ?? DEFAULT_CONCURRENCY);
+    const threads = Math.max(1, o.threads ?? defaultThreads(concurrency));
     // The endpoint comes up first: liveness holds while the worker waits for NATS, readiness does not.
     const metrics = o.http
       ? new WorkerMetrics({
@@ -153,6 +160,7 @@ export class WorkerService {
     this.#watchConnection(nc);
     const pool = new CasePool({
       suitePath: o.suite.path,
+      suiteModule: o.suite.module ?? null,
       fingerprint: o.suite.fingerprint,
       threads,
       concurrency,
@@ -162,6 +170,9 @@ export class WorkerService {
       logger: this.#log,
       // Results go out without the raw response: no need to bring it across from the threads.
       keepResponses: false,
+      // The threads' model calls ask the coordinator of the run being served for permits.
+      limiter: () => this.#limiters.at(-1)?.limiter ?? localProcessLimiter(),
+      limiterEvents: metrics ? { onGrant: (key) => metrics.providerGranted(key), onRelease: (key, feedback) => metrics.providerReleased(key, feedback) } : null,
     });
     const slots = new Slots(concurrency);
     const idle = o.exitWhenIdleSeconds ? setInterval(() => this.#checkIdle(), 1000) : null;
@@ -169,6 +180,8 @@ export class WorkerService {
     try {
       // A least-privilege worker may not create the streams: it waits for a coordinator to.
       const broker = await openBroker(nc, { waitForCreation: { signal: this.#stopping.signal, onWait: (line) => this.#log.warn(line) } });
+      // `--cache shared` runs: the threads' lookups go to the fleet's bucket through this process.
+      pool.setSharedCache(new BucketResponseStore(broker.js));
       this.#setState("running");
       const deps = {
         broker,
@@ -183,6 +196,7 @@ export class WorkerService {
         stopping: this.#stopping.signal,
         abort: this.#abort.signal,
         metrics,
+        graceMs: (o.graceSeconds ?? DEFAULT_GRACE_SECONDS) * 1000,
       };
       exit = o.runId ? await this.#serveOne(broker, o.runId, deps) : await this.#serveAll(broker, deps);
     } catch (err) {
@@ -199,19 +213,38 @@ export class WorkerService {
     return exit;
   }
 
-  async #serveOne(broker: Broker, runId: string, deps: ConstructorParameters<typeof RunServer>[1]): Promise<WorkerExit> {
-    const manifest = await this.#waitForManifest(broker, runId);
-    if (!manifest) return this.#idle ? { code: 0, reason: this.#idle } : { code: 1, reason: "stopped before the run started" };
-    const server = new RunServer(manifest, deps);
+  /** Serves a run with its coordinator's provider permits (remote-limiter.ts) for the pool's threads. */
+  async #withLimiter<T>(broker: Broker, manifest: RunManifest, serve: () => Promise<T>): Promise<T> {
+    const entry = { runId: manifest.runId, limiter: new RemoteLimiter(broker.nc, manifest.runId, processLabel(), manifest.limits, this.#log) };
+    this.#limiters.push(entry);
+    try {
+      return await serve();
+    } finally {
+      this.#limiters.splice(this.#limiters.indexOf(entry), 1);
+      entry.limiter.close();
+    }
+  }
+
+  async #serveOne(broker: Broker, runId: string, deps: RunServerDeps): Promise<WorkerExit> {
+    const found = await this.#waitForManifest(broker, runId);
+    if (!found) return this.#idle ? { code: 0, reason: this.#idle } : { code: 1, reason: "stopped before the run started" };
+    if (found.kind === "other-version") {
+      // Refused as a run of another suite is: the coordinator hears why, and a Job does not retry.
+      await this.#refuse(deps, runId, found.why);
+      return exitOf({ kind: "refused", why: found.why });
+    }
+    const server = new RunServer(found.manifest, deps);
     this.#servers.set(runId, server);
-    const end = await server.serve();
+    const end = await this.#withLimiter(deps.broker, found.manifest, () => server.serve());
     this.#servers.delete(runId);
     if (end.kind === "stopped" && this.#idle) return { code: 0, reason: this.#idle };
     return exitOf(end);
   }
 
-  async #serveAll(broker: Broker, deps: ConstructorParameters<typeof RunServer>[1]): Promise<WorkerExit> {
+  async #serveAll(broker: Broker, deps: RunServerDeps): Promise<WorkerExit> {
     const serving = new Map<string, Promise<RunServeEnd>>();
+    /** Runs of another protocol version this worker refused (once each). */
+    const refused = new Set<string>();
     let interrupted = 0;
     const watch = await broker.kv.watch({ key: runKeys.allManifests() });
     const stopWatch = (): void => watch.stop();
@@ -221,21 +254,28 @@ export class WorkerService {
         if (this.#stopping.signal.aborted) break;
         if (e.operation !== "PUT") continue;
         const runId = runOfManifestKey(e.key);
-        if (!runId || serving.has(runId)) continue;
-        const manifest = RunManifestSchema.safeParse(tryParseJson(e.string()));
-        if (!manifest.success) {
+        if (!runId || serving.has(runId) || refused.has(runId)) continue;
+        const manifest = checkManifest(runId, e.string());
+        if (manifest.kind === "malformed") {
           this.#log.warn({ key: e.key }, "ignoring a malformed run manifest");
           continue;
         }
-        if (manifest.data.suite.fingerprint !== this.#o.suite.fingerprint) continue; // another suite's run
+        // Another suite's run, whatever its version, is not this worker's to serve or refuse.
+        const fingerprint = manifest.kind === "ok" ? manifest.manifest.suite.fingerprint : manifest.fingerprint;
+        if (fingerprint !== null && fingerprint !== this.#o.suite.fingerprint) continue;
         if (await isTerminal(broker, runId)) continue;
+        if (manifest.kind === "other-version") {
+          refused.add(runId);
+          await this.#refuse(deps, runId, manifest.why);
+          continue;
+        }
         this.#lastActivity = Date.now();
-        const server = new RunServer(manifest.data, deps);
+        const server = new RunServer(manifest.manifest, deps);
         this.#servers.set(runId, server);
         this.#log.info({ run: runId }, "serving run");
         serving.set(
           runId,
-          server.serve().then(
+          this.#withLimiter(deps.broker, manifest.manifest, () => server.serve()).then(
             (end) => {
               this.#servers.delete(runId);
               if (end.kind === "interrupted") interrupted++;
@@ -256,15 +296,16 @@ export class WorkerService {
     return interrupted > 0 ? { code: 1, reason: "work was interrupted by shutdown" } : { code: 0, reason: this.#idle ?? "stopped" };
   }
 
-  async #waitForManifest(broker: Broker, runId: string): Promise<RunManifest | null> {
+  /** The run's manifest once it is written: the run to serve, or one of another protocol version; null when stopped first or malformed. */
+  async #waitForManifest(broker: Broker, runId: string): Promise<Exclude<ManifestCheck, { kind: "malformed" }> | null> {
     const watch = await broker.kv.watch({ key: runKeys.manifest(runId) });
     const stop = (): void => watch.stop();
     this.#stopping.signal.addEventListener("abort", stop, { once: true });
     try {
       for await (const e of watch) {
         if (e.operation !== "PUT") continue;
-        const m = RunManifestSchema.safeParse(tryParseJson(e.string()));
-        if (m.success) return m.data;
+        const m = checkManifest(runId, e.string());
+        if (m.kind !== "malformed") return m;
         this.#log.error({ run: runId }, "the run's manifest is malformed");
         return null;
       }
@@ -272,6 +313,13 @@ export class WorkerService {
     } finally {
       this.#stopping.signal.removeEventListener("abort", stop);
     }
+  }
+
+  /** Refuses a run this worker cannot serve: said in the log, and in its presence record for the run's coordinator. */
+  async #refuse(deps: RunServerDeps, runId: string, why: string): Promise<void> {
+    this.#log.error({ run: runId }, `refusing the run: ${why}`);
+    const presence = new RunPresence({ broker: deps.broker, workerId: deps.workerId, fingerprint: deps.suite.fingerprint, slots: deps.slots.size }, runId);
+    await presence.refuse(why).catch(() => undefined);
   }
 
   #checkIdle(): void {
@@ -308,11 +356,15 @@ function exitOf(end: RunServeEnd): WorkerExit {
   return { code: 1, reason: end.why };
 }
 
+/** Whether the run is over; a state record of another protocol version is read for its `phase` only. */
 async function isTerminal(broker: Broker, runId: string): Promise<boolean> {
   try {
     const e = await broker.kv.get(runKeys.state(runId));
-    const s = e ? RunStateSchema.safeParse(tryParseJson(e.string())) : null;
-    return Boolean(s?.success && (s.data.phase === "completed" || s.data.phase === "cancelled"));
+    if (!e) return false;
+    const raw = tryParseJson(e.string());
+    const s = RunStateSchema.safeParse(raw);
+    const phase = s.success ? s.data.phase : (raw as { phase?: unknown } | undefined)?.phase;
+    return isFinishedPhase(phase);
   } catch {
     return false;
   }

@@ -2,29 +2,36 @@ import { writeFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Writable } from "node:stream";
 import Table from "cli-table3";
-import { InvalidArgumentError, Option, type Command } from "commander";
 import { ErrorCode, errorMessage } from "../../shared/errors.ts";
 import { CaseResult, SuiteResult } from "../../shared/result.ts";
-import { printSummary, safeText } from "../report/console.ts";
-import { renderHtmlReport } from "../report/html.ts";
-import { StoreError } from "../store/driver.ts";
-import type { CaseRecord, RunRecord } from "../store/records.ts";
-import { DEFAULT_STORE_TIMEOUT_SECONDS, ResultsStore } from "../store/store.ts";
+import { expectationsFromJSON } from "../../shared/result-json.ts";
+import { printSummary } from "../report/console.ts";
+import { safeText } from "../../shared/text.ts";
+import { redactJson } from "../../shared/secrets.ts";
+import { renderHtmlReport } from "./html/report.ts";
+import { renderCompareHtml } from "./html/compare-report.ts";
+import { StoreError } from "./store/driver.ts";
+import { abandonedBefore, type CaseRecord, type RunRecord } from "./store/records.ts";
+import { STORE_HEARTBEAT_SECONDS } from "../../shared/defaults.ts";
+import { ResultsStore } from "./store/store.ts";
 import { compareRuns } from "./compare.ts";
 import { flakiness, isFlaky } from "./flaky.ts";
+import { toExuluExport, toReportExport } from "./export.ts";
 
 /**
- * The history commands: `evalfleet runs`, `show`, `compare`, `flaky` and `report --html`. They
- * read the results store only; presentation is here, the logic is in compare.ts and flaky.ts.
+ * What the history commands do: `evalfleet runs`, `runs close`, `show`, `compare`, `flaky` and `report --html`
+ * (their flags are registered in coordinator/cli/history-commands.ts). They read the results store
+ * only; presentation is here, the logic is in compare.ts and flaky.ts.
  */
 
 /** Where the commands write. */
-interface HistoryIO {
+export interface HistoryIO {
   stdout: Writable;
   stderr: Writable;
 }
 
-interface StoreFlagsOnly {
+/** The store flags of every history command. */
+export interface StoreFlagsOnly {
   db?: string;
   dbTimeout: number;
   json?: boolean;
@@ -34,131 +41,188 @@ const DASH = "\u2014";
 /** Table borders without a rule between rows (as the summary table). */
 const COMPACT = { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" };
 
-/** Registers the history commands on the `evalfleet` program. */
-export function addHistoryCommands(program: Command, io: HistoryIO, setCode: (code: number) => void): void {
-  const runs = program.command("runs").description("List recent runs recorded in the results store, newest first");
-  addReadFlags(runs);
-  runs
-    .option("--suite <name>", "only runs of this suite")
-    .option("--branch <name>", "only runs recorded on this git branch")
-    .addOption(new Option("--limit <n>", "how many runs").argParser(parseWhole("--limit", 1)).default(20));
-  runs.action(async (flags: StoreFlagsOnly & { suite?: string; branch?: string; limit: number }) => {
-    setCode(
-      await withStore(flags, async (store) => {
-        const list = await store.listRuns({ suiteName: flags.suite ?? null, branch: flags.branch, limit: flags.limit });
-        if (flags.json) io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
-        else io.stdout.write(formatRuns(store.display, list));
-        return 0;
-      }),
-    );
+/** `evalfleet runs`: recent runs, newest first. */
+export async function listRuns(flags: StoreFlagsOnly & { suite?: string; branch?: string; limit: number }, io: HistoryIO): Promise<number> {
+  return withStore(flags, async (store) => {
+    const list = await store.listRuns({ suiteName: flags.suite ?? null, branch: flags.branch, limit: flags.limit });
+    if (flags.json) io.stdout.write(jsonText(list));
+    else io.stdout.write(formatRuns(store.display, list));
+    return 0;
   });
+}
 
-  const show = program.command("show").description("Print one recorded run as the summary table").argument("<run-id>", "the run (or a prefix of its id only it has)");
-  addReadFlags(show);
-  show.action(async (runId: string, flags: StoreFlagsOnly) => {
-    setCode(
-      await withStore(flags, async (store) => {
-        const run = await store.findRun(runId);
-        if (run.kind === "agent_as_judge") {
-          const evaluations = await store.judgeEvaluations(run.id);
-          if (flags.json) io.stdout.write(`${JSON.stringify({ run, evaluations }, null, 2)}\n`);
-          else io.stdout.write(formatJudgeRun(run, evaluations));
-          return 0;
-        }
-        const cases = await store.caseRecords(run.id);
-        if (flags.json) {
-          io.stdout.write(`${JSON.stringify({ run, cases }, null, 2)}\n`);
-          return 0;
-        }
-        io.stdout.write(runHeader(run));
-        printSummary(io.stdout, suiteOf(run, cases));
-        return 0;
-      }),
-    );
+/** `evalfleet show <run-id>`: one recorded run as the summary table (or JSON). */
+export async function showRun(runId: string, flags: StoreFlagsOnly, io: HistoryIO): Promise<number> {
+  return withStore(flags, async (store) => {
+    const run = await store.findRun(runId);
+    if (run.kind === "agent_as_judge") {
+      const evaluations = await store.judgeEvaluations(run.id);
+      if (flags.json) io.stdout.write(jsonText({ run, evaluations }));
+      else io.stdout.write(formatJudgeRun(run, evaluations));
+      return 0;
+    }
+    const cases = await store.caseRecords(run.id);
+    if (flags.json) {
+      io.stdout.write(jsonText({ run, cases }));
+      return 0;
+    }
+    io.stdout.write(runHeader(run));
+    printSummary(io.stdout, suiteOf(run, cases));
+    return 0;
   });
+}
 
-  const compare = program
-    .command("compare")
-    .description("What changed between two recorded runs: cases that went from pass to fail and back, score changes")
-    .argument("<run-a>", "the earlier run")
-    .argument("<run-b>", "the later run");
-  addReadFlags(compare);
-  compare.action(async (a: string, b: string, flags: StoreFlagsOnly) => {
-    setCode(
-      await withStore(flags, async (store) => {
-        const runA = await store.findRun(a);
-        const runB = await store.findRun(b);
-        const [casesA, casesB] = [await store.caseRecords(runA.id), await store.caseRecords(runB.id)];
-        const result = compareRuns(casesA, casesB);
-        if (flags.json) io.stdout.write(`${JSON.stringify({ a: runA.id, b: runB.id, ...result }, null, 2)}\n`);
-        else io.stdout.write(formatComparison(runA, runB, result));
-        return 0;
-      }),
-    );
-  });
-
-  const flaky = program.command("flaky").description("Per case, the pass rate and the number of pass/fail flips over the last runs of a suite");
-  addReadFlags(flaky);
-  flaky
-    .option("--suite <name>", "the suite (default: the suite of the newest recorded run)")
-    .option("--branch <name>", "only runs recorded on this git branch")
-    .addOption(new Option("--last <n>", "how many runs, newest first").argParser(parseWhole("--last", 2)).default(20))
-    .option("--all", "list every case, not only the flaky ones");
-  flaky.action(async (flags: StoreFlagsOnly & { suite?: string; branch?: string; last: number; all?: boolean }) => {
-    setCode(
-      await withStore(flags, async (store) => {
-        const suiteName = flags.suite ?? (await store.latestRun({ kind: "suite", branch: flags.branch }))?.suiteName;
-        if (!suiteName) throw new StoreError(ErrorCode.RunNotFound, `no suite run recorded in ${store.display}${flags.branch ? ` on branch ${flags.branch}` : ""}`);
-        const window = (await store.listRuns({ suiteName, branch: flags.branch, kind: "suite", finishedOnly: true, limit: flags.last })).reverse();
-        const cases = await store.caseRecordsOf(window.map((r) => r.id));
-        const rows = flakiness(window.map((r) => ({ runId: r.id, cases: cases.get(r.id) ?? [] })));
-        if (flags.json) io.stdout.write(`${JSON.stringify({ suite: suiteName, branch: flags.branch ?? null, runs: window.map((r) => r.id), cases: rows }, null, 2)}\n`);
-        else io.stdout.write(formatFlaky(suiteName, flags.branch ?? null, window.length, rows, Boolean(flags.all)));
-        return 0;
-      }),
-    );
-  });
-
-  const report = program
-    .command("report")
-    .description("Write a self-contained HTML report of a recorded run (default: the newest) with trends over the last runs")
-    .argument("[run-id]", "the run (default: the newest suite run)");
-  addReadFlags(report, { json: false });
-  report
-    .option("--html <path>", "write the HTML report here (parent folders are created)")
-    .addOption(new Option("--last <n>", "runs of the same suite and branch in the trend charts").argParser(parseWhole("--last", 1)).default(20));
-  report.action(async (runId: string | undefined, flags: StoreFlagsOnly & { html?: string; last: number }) => {
-    if (!flags.html) throw new StoreError(ErrorCode.Usage, "report needs --html OUT.html (the one format it writes)", { field: "html" });
+/** `evalfleet compare <run-a> <run-b> [--html FILE]`: what changed between two recorded runs. */
+export async function compareRecordedRuns(a: string, b: string, flags: StoreFlagsOnly & { html?: string }, io: HistoryIO): Promise<number> {
+  return withStore(flags, async (store) => {
+    const runA = await store.findRun(a);
+    const runB = await store.findRun(b);
+    const [casesA, casesB] = [await store.caseRecords(runA.id), await store.caseRecords(runB.id)];
+    const result = compareRuns(casesA, casesB);
+    if (flags.json) io.stdout.write(jsonText({ a: runA.id, b: runB.id, ...result }));
+    else io.stdout.write(formatComparison(runA, runB, result));
+    if (!flags.html) return 0;
     const path = flags.html;
-    setCode(
-      await withStore(flags, async (store) => {
-        const run = runId ? await store.findRun(runId) : await store.latestRun({ kind: "suite" });
-        if (!run) throw new StoreError(ErrorCode.RunNotFound, `no suite run recorded in ${store.display}`);
-        if (run.kind !== "suite") throw new StoreError(ErrorCode.Usage, `run ${run.id} is a standalone AgentAsJudgeEval run: the HTML report covers suite runs (evalfleet show ${run.id} prints it)`);
-        const cases = await store.caseRecords(run.id);
-        const before = await store.listRuns({ suiteName: run.suiteName, branch: run.gitBranch, kind: "suite", startedBefore: run.startedAt, finishedOnly: true, limit: Math.max(1, flags.last - 1) });
-        const history = [...before.reverse(), run].slice(-flags.last);
-        const html = renderHtmlReport({ run, cases, history });
-        try {
-          await mkdir(dirname(path), { recursive: true });
-          await writeFile(path, html, "utf8");
-        } catch (err) {
-          io.stderr.write(`error: cannot write html report to ${safeText(path)}: ${safeText(errorMessage(err))}\n`);
-          return 1;
-        }
-        io.stdout.write(`html report: ${safeText(path)} (run ${safeText(run.id)}, ${cases.length} cases, ${history.length} run${history.length === 1 ? "" : "s"} in the trends)\n`);
-        return 0;
-      }),
-    );
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, renderCompareHtml({ a: runA, b: runB, casesA, casesB }), "utf8");
+    } catch (err) {
+      io.stderr.write(`error: cannot write the compare page to ${safeText(path)}: ${safeText(errorMessage(err))}\n`);
+      return 1;
+    }
+    if (!flags.json) io.stdout.write(`compare html: ${safeText(path)} (${result.regressions.length} pass -> fail, ${result.fixes.length} fail -> pass)\n`);
+    return 0;
   });
 }
 
-function addReadFlags(cmd: Command, opts: { json?: boolean } = {}): void {
-  cmd
-    .addOption(new Option("--db <url>", "the results store: sqlite:PATH or postgres://USER@HOST/DB (default $EVALFLEET_DB)").env("EVALFLEET_DB"))
-    .addOption(new Option("--db-timeout <seconds>", "bound on connecting and on each query").argParser(parsePositive("--db-timeout")).default(DEFAULT_STORE_TIMEOUT_SECONDS));
-  if (opts.json !== false) cmd.option("--json", "print JSON instead of a table");
+/** `evalfleet flaky`: per case, the pass rate and the flips over the last runs of a suite. */
+export async function flakyCases(flags: StoreFlagsOnly & { suite?: string; branch?: string; last: number; all?: boolean }, io: HistoryIO): Promise<number> {
+  return withStore(flags, async (store) => {
+    const suiteName = flags.suite ?? (await store.latestRun({ kind: "suite", branch: flags.branch }))?.suiteName;
+    if (!suiteName) throw new StoreError(ErrorCode.RunNotFound, `no suite run recorded in ${store.display}${flags.branch ? ` on branch ${flags.branch}` : ""}`);
+    const window = (await store.listRuns({ suiteName, branch: flags.branch, kind: "suite", finishedOnly: true, limit: flags.last })).reverse();
+    const cases = await store.caseRecordsOf(window.map((r) => r.id));
+    const rows = flakiness(window.map((r) => ({ runId: r.id, cases: cases.get(r.id) ?? [] })));
+    if (flags.json) io.stdout.write(jsonText({ suite: suiteName, branch: flags.branch ?? null, runs: window.map((r) => r.id), cases: rows }));
+    else io.stdout.write(formatFlaky(suiteName, flags.branch ?? null, window.length, rows, Boolean(flags.all)));
+    return 0;
+  });
 }
+
+/** `evalfleet report --html OUT [run-id]`: a self-contained HTML report of a recorded run, with trends. */
+export async function writeHtmlReport(runId: string | undefined, flags: StoreFlagsOnly & { html?: string; last: number }, io: HistoryIO): Promise<number> {
+  if (!flags.html) throw new StoreError(ErrorCode.Usage, "report needs --html OUT.html (the one format it writes)", { field: "html" });
+  const path = flags.html;
+  return withStore(flags, async (store) => {
+    const run = runId ? await store.findRun(runId) : await store.latestRun({ kind: "suite" });
+    if (!run) throw new StoreError(ErrorCode.RunNotFound, `no suite run recorded in ${store.display}`);
+    if (run.kind !== "suite") throw new StoreError(ErrorCode.Usage, `run ${run.id} is a standalone AgentAsJudgeEval run: the HTML report covers suite runs (evalfleet show ${run.id} prints it)`);
+    const cases = await store.caseRecords(run.id);
+    const before = await store.listRuns({ suiteName: run.suiteName, branch: run.gitBranch, kind: "suite", startedBefore: run.startedAt, finishedOnly: true, limit: Math.max(1, flags.last - 1) });
+    const history = [...before.reverse(), run].slice(-flags.last);
+    const transcripts = await transcriptsOf(store, run.id);
+    const html = renderHtmlReport({ run, cases, history, transcriptOf: transcripts ? (c) => transcripts.get(c.index) ?? null : undefined });
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, html, "utf8");
+    } catch (err) {
+      io.stderr.write(`error: cannot write html report to ${safeText(path)}: ${safeText(errorMessage(err))}\n`);
+      return 1;
+    }
+    io.stdout.write(`html report: ${safeText(path)} (run ${safeText(run.id)}, ${cases.length} cases, ${history.length} run${history.length === 1 ? "" : "s"} in the trends)\n`);
+    return 0;
+  });
+}
+
+/**
+ * The run's stored transcripts by case index (its full run outputs), when this store keeps them:
+ * a store of an evalfleet that records transcripts has `transcripts(runId)`; without it (or
+ * without any), the report shows no transcript.
+ */
+async function transcriptsOf(store: ResultsStore, runId: string): Promise<ReadonlyMap<number, unknown> | null> {
+  const read = (store as unknown as { transcripts?: (runId: string) => Promise<ReadonlyMap<number, unknown>> }).transcripts;
+  if (typeof read !== "function") return null;
+  const all = await read.call(store, runId);
+  return all.size > 0 ? all : null;
+}
+
+/** The formats of `evalfleet export`. */
+export const EXPORT_FORMATS = ["json", "exulu"] as const;
+
+/**
+ * `evalfleet export <run-id> --format exulu|json [-o PATH]`: a recorded run as Exulu's `eval_runs`
+ * record with one result per test case (export.ts), or as evalfleet's JSON report; to standard
+ * output, or to a file.
+ */
+export async function exportRun(runId: string, flags: StoreFlagsOnly & { format: (typeof EXPORT_FORMATS)[number]; output?: string }, io: HistoryIO): Promise<number> {
+  return withStore(flags, async (store) => {
+    const run = await store.findRun(runId);
+    let payload: unknown;
+    if (run.kind === "agent_as_judge") {
+      if (flags.format === "exulu") throw new StoreError(ErrorCode.Usage, `run ${run.id} is a standalone AgentAsJudgeEval run, which has no test cases: export it with --format json`, { field: "format" });
+      payload = { run, evaluations: await store.judgeEvaluations(run.id) };
+    } else {
+      const cases = await store.caseRecords(run.id);
+      if (flags.format === "json") payload = toReportExport(run, cases);
+      else {
+        const exported = toExuluExport(run, cases);
+        if (exported.eval_run.agent_id === null && cases.length > 0) {
+          const ids = [...new Set(cases.map((c) => c.agentId ?? c.teamId ?? "?"))];
+          io.stderr.write(`warning: run ${safeText(run.id)} ran cases of ${ids.length} agents or teams (${safeText(ids.slice(0, 5).join(", "))}${ids.length > 5 ? ", ..." : ""}): its agent_id is null, where Exulu expects one agent\n`);
+        }
+        payload = exported;
+      }
+    }
+    const text = `${JSON.stringify(payload, null, 2)}\n`;
+    if (!flags.output) {
+      io.stdout.write(text);
+      return 0;
+    }
+    try {
+      await mkdir(dirname(flags.output), { recursive: true });
+      await writeFile(flags.output, text, "utf8");
+    } catch (err) {
+      io.stderr.write(`error: cannot write the export to ${safeText(flags.output)}: ${safeText(errorMessage(err))}\n`);
+      return 1;
+    }
+    io.stdout.write(`${flags.format} export: ${safeText(flags.output)} (run ${safeText(run.id)})\n`);
+    return 0;
+  });
+}
+
+/**
+ * `evalfleet runs close <run-id>`: closes a run left `running` (its process died, or could not
+ * record its end) as `abandoned`. A run whose heartbeat is recent looks alive: closed only with `--force`.
+ */
+export async function closeRun(runId: string, flags: StoreFlagsOnly & { force?: boolean }, io: HistoryIO): Promise<number> {
+  return withStore(flags, async (store) => {
+    const run = await store.findRun(runId);
+    if (run.status !== "running") {
+      io.stdout.write(`${safeText(`run ${run.id} is already ${run.status}: nothing to close`)}\n`);
+      return 0;
+    }
+    const silentSeconds = run.heartbeatAt ? Math.round((Date.now() - Date.parse(run.heartbeatAt)) / 1000) : null;
+    if (!flags.force && silentSeconds !== null && silentSeconds < ALIVE_HEARTBEATS * STORE_HEARTBEAT_SECONDS) {
+      throw new StoreError(
+        ErrorCode.Usage,
+        `run ${run.id} looks alive: ${run.host ?? "its process"} wrote its heartbeat ${silentSeconds}s ago (every ${STORE_HEARTBEAT_SECONDS}s while it runs); pass --force to close it anyway`,
+        { runId: run.id },
+      );
+    }
+    const closed = await store.abandonRun(run);
+    const after = await store.findRun(run.id);
+    if (flags.json) io.stdout.write(`${JSON.stringify(after, null, 2)}\n`);
+    else if (!closed) io.stdout.write(`${safeText(`run ${run.id} ended meanwhile: ${after.status}`)}\n`);
+    else {
+      const cases = await store.caseRecords(run.id);
+      io.stdout.write(`${safeText(`run ${run.id} closed as abandoned: last seen alive at ${after.finishedAt} (${cases.length} of ${after.total ?? cases.length} case results recorded, ${after.passed ?? 0} passed)`)}\n`);
+    }
+    return 0;
+  });
+}
+
+/** Heartbeats a run may miss before `runs close` takes it for dead without `--force`. */
+const ALIVE_HEARTBEATS = 3;
 
 /** Opens the store named by the flags, runs `use`, closes it. Errors go up to the CLI (one line, exit 2 for a store problem). */
 async function withStore(flags: StoreFlagsOnly, use: (store: ResultsStore) => Promise<number>): Promise<number> {
@@ -166,6 +230,8 @@ async function withStore(flags: StoreFlagsOnly, use: (store: ResultsStore) => Pr
   if (!url) throw new StoreError(ErrorCode.Usage, "no results store: pass --db URL (sqlite:PATH or postgres://...) or set EVALFLEET_DB", { field: "db" });
   const store = await ResultsStore.open(url, { timeoutSeconds: flags.dbTimeout });
   try {
+    // Runs whose process died are shown for what they are (best effort: a read-only user may not write).
+    await store.closeAbandonedRuns(abandonedBefore()).catch(() => undefined);
     return await use(store);
   } finally {
     await store.close();
@@ -195,6 +261,10 @@ export function caseResultOf(r: CaseRecord): CaseResult {
     attempts: r.attempts,
     worker: r.worker,
   });
+  // The data-driven verdicts and the error's kind, as the report recorded them (the summary's
+  // "Expected" column, failure reasons and infrastructure-error count read them).
+  result.expectations = expectationsFromJSON(r.report?.expectations);
+  result.errorKind = r.errorKind ?? null;
   // The verdict as recorded: a later evalfleet may compute `passed` from checks this record predates.
   Object.defineProperty(result, "passed", { value: r.passed, enumerable: false });
   return result;
@@ -210,6 +280,17 @@ function runHeader(run: RunRecord): string {
     `run ${run.id} \u00b7 suite ${run.suiteName} \u00b7 ${run.status}`,
     `started ${run.startedAt}${run.finishedAt ? ` \u00b7 finished ${run.finishedAt}` : ""}${run.gitBranch ? ` \u00b7 branch ${run.gitBranch}` : ""}${run.gitCommit ? ` \u00b7 commit ${run.gitCommit.slice(0, 12)}` : ""}`,
   ];
+  // A run given Exulu's fields (--run-name, --description, --eval-function, --scoring-method) says so, with its agent.
+  if (run.kind === "suite" && (run.runName || run.description || run.evalFunctions?.length || run.scoringMethod)) {
+    const parts = [
+      run.runName ? `name ${run.runName}` : null,
+      run.agentId ? `agent ${run.agentId}` : run.teamId ? `team ${run.teamId}` : null,
+      run.evalFunctions?.length ? `eval functions ${run.evalFunctions.join(", ")}` : null,
+      run.scoringMethod ? `scoring method ${run.scoringMethod}` : null,
+    ].filter((x): x is string => x !== null);
+    if (parts.length > 0) lines.push(parts.join(" \u00b7 "));
+  }
+  if (run.description) lines.push(run.description);
   return lines.map(safeText).join("\n") + "\n";
 }
 
@@ -234,7 +315,7 @@ function formatRuns(display: string, runs: readonly RunRecord[]): string {
 function formatJudgeRun(run: RunRecord, evaluations: Awaited<ReturnType<ResultsStore["judgeEvaluations"]>>): string {
   const table = new Table({ head: ["#", "Input", "Score", "Verdict", "Reason"], style: { head: [], border: [] }, chars: COMPACT, colWidths: [5, 40, 7, 12, 60], wordWrap: true });
   for (const e of evaluations) {
-    table.push([String(e.position), safeText(cut(e.input, 120)), e.score === null ? DASH : String(e.score), e.failure ? "NO VERDICT" : e.passed ? "PASS" : "FAIL", safeText(cut(e.failure ?? e.reason ?? "", 240))]);
+    table.push([String(e.position), cut(safeText(e.input), 120), e.score === null ? DASH : String(e.score), e.failure ? "NO VERDICT" : e.passed ? "PASS" : "FAIL", cut(safeText(e.failure ?? e.reason ?? ""), 240)]);
   }
   return `${runHeader(run)}AgentAsJudgeEval \u00b7 criteria: ${safeText(String((run.config as { criteria?: unknown }).criteria ?? ""))}\n${table.toString()}\n${run.passed ?? 0}/${run.total ?? 0} passed\n`;
 }
@@ -274,22 +355,12 @@ function formatFlaky(suite: string, branch: string | null, runs: number, rows: R
   return `${head}\n${body}${flakyCount} of ${rows.length} case${rows.length === 1 ? "" : "s"} flaky (passed and failed)${all ? "" : flakyCount ? "" : "; --all lists every case"}\n`;
 }
 
+/** `--json` output: what the store holds, without secrets (a run recorded before redaction existed may hold some). */
+function jsonText(value: unknown): string {
+  return `${JSON.stringify(redactJson(value), null, 2)}\n`;
+}
+
+/** Cuts text already passed through `safeText` (a cut before it could leave a piece of a secret). */
 function cut(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}\u2026` : s;
-}
-
-function parseWhole(flag: string, min: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || n < min) throw new InvalidArgumentError(`${flag} must be a whole number >= ${min}, got '${value}'`);
-    return n;
-  };
-}
-
-function parsePositive(flag: string): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a number of seconds > 0, got '${value}'`);
-    return n;
-  };
 }

@@ -1,11 +1,14 @@
 import type { Writable } from "node:stream";
 import type cliProgress from "cli-progress";
-import { progressBars, tableClass } from "./lazy-deps.ts";
+import { progressBars } from "./lazy-deps.ts";
+import { renderGrid } from "./grid-table.ts";
 import pc from "picocolors";
 import type { Case } from "../../shared/case.ts";
 import type { RunEvent } from "../../shared/agent.ts";
 import type { CaseResult, SuiteResult } from "../../shared/result.ts";
-import type { SuiteHooks } from "../engine.ts";
+import type { SuiteHooks } from "../../shared/hooks.ts";
+import { safeText } from "../../shared/text.ts";
+import { colorAllowedBy, processEnvironment } from "../../shared/environment.ts";
 
 /**
  * Human output of the CLI: a live progress display on a terminal, one line per finished case
@@ -19,8 +22,6 @@ export const SUMMARY_TABLE_LIMIT = 100;
 const ERROR_LINES_LIMIT = 50;
 const DASH = "\u2014";
 /** Table borders without a rule between rows. */
-const COMPACT = { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" };
-
 /** Options of {@link ConsoleReporter}. */
 export interface ConsoleReporterOptions {
   out: Writable;
@@ -32,11 +33,6 @@ export interface ConsoleReporterOptions {
   verbose?: boolean;
   /** Cases selected (for the progress display). */
   total: number;
-}
-
-/** Replaces control characters (ANSI escapes included) with `?`; keeps newlines and tabs. */
-export function safeText(text: unknown): string {
-  return String(text ?? "").replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g, "?");
 }
 
 /** Renders a case's progress and results; its hooks plug into the runner. */
@@ -58,7 +54,7 @@ export class ConsoleReporter {
     this.#verbose = options.verbose ?? false;
     this.#total = options.total;
     const tty = Boolean((options.out as { isTTY?: boolean }).isTTY);
-    this.#c = pc.createColors(options.color ?? (tty && !process.env.NO_COLOR));
+    this.#c = pc.createColors(options.color ?? (tty && colorAllowedBy(processEnvironment())));
     if (options.live ?? tty) {
       this.#multibar = new (progressBars().MultiBar)(
         {
@@ -170,6 +166,7 @@ function expectationLines(r: CaseResult): [string, { passed: boolean; reason: st
   if (e.expectedOutput) out.push([`expected_output (${e.expectedOutput.method})`, e.expectedOutput]);
   if (e.expectedAgentTools) out.push(["expected_agent_tools", e.expectedAgentTools]);
   if (e.expectedKnowledgeSources) out.push(["expected_knowledge_sources", e.expectedKnowledgeSources]);
+  for (const f of e.evalFunctions ?? []) out.push([`eval_function ${f.name}`, f]);
   return out;
 }
 
@@ -186,40 +183,77 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   // The data-driven checks get a column only in runs that have them: other suites keep Agno's table.
   const expected = all.some((r) => r.expectations);
   const head = ["Case", "Judge", "Reliability", "Scorer", ...(expected ? ["Expected"] : []), "Status", "Time"];
-  const Table = tableClass();
-  const table = new Table({ head, style: { head: [], border: [] }, chars: COMPACT });
+  const rows: string[][] = [];
   for (const r of shown) {
     const status = r.skipped ? "SKIP" : r.passed ? "PASS" : "FAIL";
     const verdicts = expectationLines(r).map(([, v]) => v.passed);
     const expectedCell = expected ? [verdicts.length === 0 ? DASH : check(verdicts.every(Boolean))] : [];
-    table.push([safeText(r.name), check(r.judgePassed), check(r.reliabilityPassed), r.score ? check(r.score.passed) : DASH, ...expectedCell, status, `${r.durationSeconds}s`]);
+    rows.push([safeText(r.name), check(r.judgePassed), check(r.reliabilityPassed), r.score ? check(r.score.passed) : DASH, ...expectedCell, status, `${r.durationSeconds}s`]);
   }
   const lines: string[] = ["", "Eval Summary"];
-  if (shown.length > 0) lines.push(table.toString());
+  if (shown.length > 0) lines.push(renderGrid(head, rows));
   if (shown.length < all.length) lines.push(k.dim(`(${all.length - shown.length} passing cases not listed)`));
   let tally = `\n${suite.passed}/${suite.total} passed`;
   if (suite.failed > 0) tally += `, ${suite.failed} failed`;
   if (suite.skipped > 0) tally += ` (${suite.skipped} skipped)`;
+  // Failures of the infrastructure (a provider's 429/5xx, a lost connection or worker) are not regressions.
+  const infra = suite.infraErrors;
+  if (infra > 0) tally += `, ${infra} infra error${infra === 1 ? "" : "s"}`;
   tally += ` in ${suite.durationSeconds}s`;
   const verdict = suite.thresholdMet ?? suite.status === "PASS";
   lines.push(verdict ? k.green(tally) : k.red(tally));
   if (suite.passThreshold !== null) {
     lines.push(`pass rate ${percent(suite.passRate)}, threshold ${percent(suite.passThreshold)}: ${suite.thresholdMet ? "met" : "not met"}`);
   }
+  // Tokens and cost, when any model call reported usage; unknown prices are said, not hidden.
+  const usage = suite.usage;
+  if (usage.tokens.total > 0 || usage.unknownCostCases > 0) {
+    const unknown = usage.unknownCostCases > 0 ? ` (${usage.unknownCostCases} case${usage.unknownCostCases === 1 ? "" : "s"} of unknown cost${suite.budget?.usd !== null && suite.budget?.usd !== undefined ? ", counted as $0 against --budget-usd" : ""})` : "";
+    lines.push(`tokens ${usage.tokens.total} (agent ${usage.tokens.agent}, judge ${usage.tokens.judge}), cost $${usage.costUsd.toFixed(4)}${unknown}`);
+  }
+  if (suite.budget?.exhausted) lines.push(`budget exhausted (${[suite.budget.usd !== null ? `$${suite.budget.usd}` : null, suite.budget.tokens !== null ? `${suite.budget.tokens} tokens` : null].filter(Boolean).join(", ")}): the cases not started were skipped`);
   const atK = suite.passAtK;
   if (atK) lines.push(`${suite.repeat} runs per case: pass@1 ${percent(atK["1"] ?? 0)}, pass@${suite.repeat} ${percent(atK[String(suite.repeat)] ?? 0)}`);
-  const errored = all.filter((r) => r.error);
-  for (const r of errored.slice(0, ERROR_LINES_LIMIT)) lines.push(`  ${safeText(r.name)}: ${safeText(r.error)}`);
-  if (errored.length > ERROR_LINES_LIMIT) lines.push(`  ... and ${errored.length - ERROR_LINES_LIMIT} more (see the JSON report)`);
+  const cache = suite.modelCache;
+  if (cache) lines.push(`model cache: ${cache.hits} hit${cache.hits === 1 ? "" : "s"}, ${cache.misses} miss${cache.misses === 1 ? "" : "es"} (hits made no model call)`);
+  // Each case that did not pass says why in one line, without -v: what a CI log needs.
+  const failed = all.flatMap((r) => {
+    const reason = r.passed ? null : firstReason(r);
+    return reason === null ? [] : [[r.name, reason] as const];
+  });
+  for (const [name, reason] of failed.slice(0, ERROR_LINES_LIMIT)) lines.push(`  ${safeText(name)}: ${oneLine(reason)}`);
+  if (failed.length > ERROR_LINES_LIMIT) lines.push(`  ... and ${failed.length - ERROR_LINES_LIMIT} more (see the JSON report)`);
   out.write(lines.join("\n") + "\n");
+}
+
+/** Text on one line: control characters made safe, line breaks as spaces. */
+function oneLine(text: string): string {
+  return safeText(text.replace(/\s*[\r\n]+\s*/g, " ")).trim();
+}
+
+/**
+ * Why a case did not pass, in one line: its errors (they come first, as they decide the verdict),
+ * else the first failed check's reason (judge, reliability, scorer, data-driven checks). Null for
+ * a case that has no recorded reason.
+ */
+export function firstReason(r: CaseResult): string | null {
+  if (r.error) return r.error;
+  if (r.judgePassed === false) return `judge: ${r.judgeReason || "failed"}`;
+  if (r.reliabilityPassed === false) {
+    const missing = r.reliability?.missingToolCalls ?? [];
+    const unexpected = r.reliability?.failedToolCalls ?? [];
+    const parts = [missing.length > 0 ? `missing ${missing.join(", ")}` : "", unexpected.length > 0 ? `unexpected ${unexpected.join(", ")}` : ""].filter(Boolean);
+    return `reliability: ${parts.join("; ") || "failed"}`;
+  }
+  if (r.score && !r.score.passed) return `scorer: ${r.score.reason || `score ${r.score.value}`}`;
+  for (const [check, v] of expectationLines(r)) if (!v.passed) return `${check}: ${v.reason}`;
+  return null;
 }
 
 /** Prints the "Eval Cases" table of `--list`. */
 export function printCaseList(out: Writable, cases: readonly Case[], defaultTimeout: number): void {
-  const Table = tableClass();
-  const table = new Table({ head: ["Case", "Component", "Tags", "Timeout"], style: { head: [], border: [] }, chars: COMPACT });
-  for (const c of cases) table.push([safeText(c.name), safeText(c.componentId), c.tags.map(safeText).join(", "), `${c.resolveTimeout(defaultTimeout)}s`]);
-  out.write(`Eval Cases\n${table.toString()}\n${cases.length} case${cases.length === 1 ? "" : "s"}\n`);
+  const rows = cases.map((c) => [safeText(c.name), safeText(c.componentId), c.tags.map(safeText).join(", "), `${c.resolveTimeout(defaultTimeout)}s`]);
+  out.write(`Eval Cases\n${renderGrid(["Case", "Component", "Tags", "Timeout"], rows)}\n${cases.length} case${cases.length === 1 ? "" : "s"}\n`);
 }
 
 /** One line for a streamed event: its type, and the tool it concerns when there is one. */

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { EvalfleetError, ErrorCode, errorMessage } from "../../shared/errors.ts";
+import { redactJson } from "../../shared/secrets.ts";
 
 /**
  * Writes a report file, creating missing parent folders. Throws an {@link EvalfleetError} with
@@ -15,7 +16,10 @@ export async function writeReport(path: string, text: string): Promise<void> {
   }
 }
 
-/** The JSON report text: two-space indent and a final newline, like Agno's `json.dumps(indent=2) + "\n"`. */
+/**
+ * The JSON report text, without secrets (shared/secrets.ts): two-space indent and a final
+ * newline, like Agno's `json.dumps(indent=2) + "\n"`.
+ */
 export function jsonReportText(payload: unknown): string {
-  return `${JSON.stringify(payload, null, 2)}\n`;
+  return `${JSON.stringify(redactJson(payload), null, 2)}\n`;
 }

@@ -1,12 +1,17 @@
 import { xmlDocument } from "./lazy-deps.ts";
 import type { SuiteResult } from "../../shared/result.ts";
+import { redactSuite, redactText } from "../../shared/secrets.ts";
 
 /**
  * JUnit XML, a projection of the JSON report that CI dashboards read: one testcase per case,
  * `<skipped>` for skipped cases, `<error>` for cases that did not complete (agent errors,
- * timeouts, crashes), `<failure>` for cases whose checks failed.
+ * timeouts, crashes), `<failure>` for cases whose checks failed. Secrets are removed first
+ * (shared/secrets.ts), before any text is cut. The `timestamp` is when the run started (the
+ * suite's `startedAt`; a resumed run's is its first coordinator's), else now.
  */
-export function toJUnitXml(suite: SuiteResult, suiteName: string, timestamp: Date = new Date()): string {
+export function toJUnitXml(result: SuiteResult, suiteNameGiven: string, timestamp: Date = result.startedAt ? new Date(result.startedAt) : new Date()): string {
+  const suite = redactSuite(result);
+  const suiteName = redactText(suiteNameGiven);
   const results = suite.results;
   const skipped = results.filter((r) => r.skipped).length;
   const errors = results.filter((r) => !r.skipped && !r.passed && isError(r.error, r.timedOut)).length;
@@ -16,7 +21,16 @@ export function toJUnitXml(suite: SuiteResult, suiteName: string, timestamp: Dat
   const name = clean(suiteName);
   const root = xmlDocument()({ version: "1.0", encoding: "UTF-8" }).ele("testsuites", { name, ...counts });
   const ts = root.ele("testsuite", { name, ...counts, timestamp: timestamp.toISOString().replace(/\.\d+Z$/, "") });
-  if (suite.runId) ts.ele("properties").ele("property", { name: "run_id", value: clean(suite.runId) });
+  const props = ts.ele("properties");
+  if (suite.runId) props.ele("property", { name: "run_id", value: clean(suite.runId) });
+  // The run's tokens and cost, and its infrastructure errors (docs/providers.md).
+  const usage = suite.usage;
+  props.ele("property", { name: "tokens", value: String(usage.tokens.total) });
+  props.ele("property", { name: "tokens_agent", value: String(usage.tokens.agent) });
+  props.ele("property", { name: "tokens_judge", value: String(usage.tokens.judge) });
+  props.ele("property", { name: "cost_usd", value: String(usage.costUsd) });
+  props.ele("property", { name: "cost_unknown_cases", value: String(usage.unknownCostCases) });
+  props.ele("property", { name: "infra_errors", value: String(suite.infraErrors) });
   for (const r of results) {
     const tc = ts.ele("testcase", { name: clean(r.name), classname: clean(`${suiteName}.${r.teamId ?? r.agentId ?? "case"}`), time: seconds(r.durationSeconds) });
     if (r.skipped) {
@@ -29,6 +43,7 @@ export function toJUnitXml(suite: SuiteResult, suiteName: string, timestamp: Dat
         r.expectations?.expectedOutput && !r.expectations.expectedOutput.passed ? `expected_output (${r.expectations.expectedOutput.method}) failed: ${r.expectations.expectedOutput.reason}` : null,
         r.expectations?.expectedAgentTools && !r.expectations.expectedAgentTools.passed ? `expected_agent_tools failed: ${r.expectations.expectedAgentTools.reason}` : null,
         r.expectations?.expectedKnowledgeSources && !r.expectations.expectedKnowledgeSources.passed ? `expected_knowledge_sources failed: ${r.expectations.expectedKnowledgeSources.reason}` : null,
+        ...(r.expectations?.evalFunctions ?? []).map((f) => (f.passed ? null : `eval_function ${f.name} failed (${f.value}): ${f.reason}`)),
         r.repeats && r.repeats.length > 0 ? `${r.repeats.filter((x) => x.passed).length}/${r.repeats.length} runs passed` : null,
       ].filter((v): v is string => v !== null);
       const message = r.error || verdicts.join("; ") || "failed";

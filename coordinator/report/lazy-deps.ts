@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { lazyPackage } from "../../shared/lazy-package.ts";
 import type CliProgress from "cli-progress";
 import type Table from "cli-table3";
 import type { create } from "xmlbuilder2";
@@ -9,16 +9,9 @@ import type { create } from "xmlbuilder2";
  * 140 ms of start-up (xmlbuilder2 alone ~90 ms) for tables, bars and JUnit files it never writes.
  */
 
-const require = createRequire(import.meta.url);
-
-function once<T>(load: () => T): () => T {
-  let value: T | undefined;
-  return () => (value ??= load());
-}
-
 /** `cli-table3`'s Table class. */
-export const tableClass = once(() => require("cli-table3") as typeof Table);
+export const tableClass = lazyPackage<typeof Table>("cli-table3");
 /** The `cli-progress` module. */
-export const progressBars = once(() => require("cli-progress") as typeof CliProgress);
+export const progressBars = lazyPackage<typeof CliProgress>("cli-progress");
 /** `xmlbuilder2`'s `create`. */
-export const xmlDocument = once(() => (require("xmlbuilder2") as { create: typeof create }).create);
+export const xmlDocument = lazyPackage("xmlbuilder2", (m) => (m as { create: typeof create }).create);

@@ -137,9 +137,10 @@ async function startBinary(bin: string, options: NatsServerOptions): Promise<Tes
       const until = Date.now() + 15_000;
       for (;;) {
         const file = readdirSync(dir).find((f) => f.endsWith(".ports") && f.includes(String(proc.pid)));
-        if (file) {
-          const ports = JSON.parse(readFileSync(join(dir, file), "utf8")) as { nats: string[]; monitoring?: string[] };
-          port = Number(new URL(ports.nats[0]!.replace(/^nats:/, "http:")).port);
+        // The server may have created its ports file and not yet written it: read again next time.
+        const ports = file ? portsIn(join(dir, file)) : null;
+        if (ports?.nats[0]) {
+          port = Number(new URL(ports.nats[0].replace(/^nats:/, "http:")).port);
           if (ports.monitoring?.[0]) monitorPort = Number(new URL(ports.monitoring[0]).port);
           if (await probe(port)) return;
         }
@@ -201,4 +202,14 @@ function probe(port: number): Promise<boolean> {
       resolve(false);
     });
   });
+}
+
+/** The URLs a nats-server's `--ports_file_dir` file lists, or null while it is still empty or half written. */
+function portsIn(file: string): { nats: string[]; monitoring?: string[] } | null {
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as { nats?: unknown; monitoring?: string[] };
+    return Array.isArray(parsed.nats) ? (parsed as { nats: string[]; monitoring?: string[] }) : null;
+  } catch {
+    return null;
+  }
 }

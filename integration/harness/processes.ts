@@ -9,7 +9,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { CASES_STREAM, caseSubjects } from "../../shared/subjects.ts";
+import { CASES_STREAM, caseSubjects } from "../../shared/broker/subjects.ts";
 
 export const root = join(import.meta.dirname, "..", "..");
 const bin = join(root, "bin", "evalfleet.mjs");
@@ -41,9 +41,9 @@ export interface Proc {
 
 const running = new Set<Proc>();
 
-/** Starts `node bin/evalfleet.mjs ...args` with `env` on top of this process's environment. */
-export function evalfleet(args: string[], env: Record<string, string> = {}): Proc {
-  return track(spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] }));
+/** Starts `node bin/evalfleet.mjs ...args` with `env` on top of this process's environment, in the repository's folder unless `cwd` says otherwise. */
+export function evalfleet(args: string[], env: Record<string, string> = {}, options: { cwd?: string } = {}): Proc {
+  return track(spawn(process.execPath, [bin, ...args], { cwd: options.cwd ?? root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] }));
 }
 
 /**
@@ -134,8 +134,8 @@ export interface Marker {
   pid: number;
 }
 
-/** The markers of one kind (`started`, `teardown`) in `dir`. */
-export function markers(dir: string, kind: "started" | "teardown"): Marker[] {
+/** The markers of one kind (`started`, `teardown`, `finished`) in `dir`. */
+export function markers(dir: string, kind: "started" | "teardown" | "finished"): Marker[] {
   return readdirSync(dir)
     .filter((f) => f.startsWith(`${kind}.`))
     .map((f) => {

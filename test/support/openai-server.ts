@@ -72,6 +72,32 @@ export interface RecordedRequest {
   toolNames: string[];
 }
 
+/**
+ * A provider's rate limit (`limitRate`): at most `requests` admitted in any sliding window of
+ * `windowMs`; a request above it is refused with 429, `Retry-After` (seconds until a slot frees)
+ * and `retry-after-ms`. Every answer carries `x-ratelimit-limit-requests`, `-remaining-requests`
+ * and `-reset-requests` (time until the oldest admitted request leaves the window). Admitted
+ * requests answer after a latency drawn uniformly from `latencyMs` (default none).
+ */
+export interface RateLimitScript {
+  requests: number;
+  windowMs: number;
+  latencyMs?: readonly [number, number];
+  /** Leave out the x-ratelimit-* headers (a provider that says nothing). Default false. */
+  silent?: boolean;
+  /**
+   * The limit drops mid-run (a key another client started to share, a lower tier): once
+   * `afterAdmitted` requests have been admitted, at most `requests` per window from then on.
+   */
+  lowerTo?: { requests: number; afterAdmitted: number };
+}
+
+/** What the rate limit saw: epoch ms of each admitted and each refused request. */
+export interface RateLimitLog {
+  admitted: number[];
+  refused: number[];
+}
+
 /** A handler that picks the reply from the request. */
 export type ReplyHandler = (request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>;
 
@@ -92,6 +118,10 @@ export interface ScriptedOpenAIServer {
   waitForRequests(count: number): Promise<void>;
   /** Resolves once `count` requests have been closed by their client before their reply ended. */
   waitForAborts(count: number): Promise<void>;
+  /** Enforces a rate limit from now on (null lifts it); its log starts empty. */
+  limitRate(limit: RateLimitScript | null): void;
+  /** What the rate limit admitted and refused. */
+  readonly rateLog: RateLimitLog;
   /** Forgets the requests seen and answers 500 "no reply scripted" from now on (the queue stays). */
   reset(): void;
   /** Stops listening and cuts every open connection (hung replies included). */
@@ -109,6 +139,32 @@ export async function startScriptedOpenAI(): Promise<ScriptedOpenAIServer> {
   const waiters: Array<{ kind: "requests" | "aborts"; count: number; resolve: () => void }> = [];
   let callCounter = 0;
   let completionCounter = 0;
+  let rateLimit: RateLimitScript | null = null;
+  const rateLog: RateLimitLog = { admitted: [], refused: [] };
+  /** Times of the admitted requests inside the window (a sliding log). */
+  let windowLog: number[] = [];
+
+  /** Applies the rate limit to a request that just arrived: the headers to send, and whether it is refused. */
+  const admit = (): { refused: boolean; headers: Record<string, string>; delayMs: number } => {
+    if (!rateLimit) return { refused: false, headers: {}, delayMs: 0 };
+    const now = Date.now();
+    const { windowMs, lowerTo } = rateLimit;
+    const limit = lowerTo && rateLog.admitted.length >= lowerTo.afterAdmitted ? lowerTo.requests : rateLimit.requests;
+    windowLog = windowLog.filter((t) => t > now - windowMs);
+    const refused = windowLog.length >= limit;
+    if (refused) rateLog.refused.push(now);
+    else {
+      windowLog.push(now);
+      rateLog.admitted.push(now);
+    }
+    const resetMs = windowLog.length > 0 ? Math.max(1, windowLog[0]! + windowMs - now) : windowMs;
+    const headers: Record<string, string> = rateLimit.silent
+      ? {}
+      : { "x-ratelimit-limit-requests": String(limit), "x-ratelimit-remaining-requests": String(Math.max(0, limit - windowLog.length)), "x-ratelimit-reset-requests": `${(resetMs / 1000).toFixed(3)}s` };
+    if (refused) Object.assign(headers, { "retry-after": String(Math.ceil(resetMs / 1000)), "retry-after-ms": String(Math.ceil(resetMs)) });
+    const [lo, hi] = rateLimit.latencyMs ?? [0, 0];
+    return { refused, headers, delayMs: refused ? 0 : lo + Math.random() * Math.max(0, hi - lo) };
+  };
 
   const notify = (): void => {
     for (let i = waiters.length - 1; i >= 0; i--) {
@@ -140,8 +196,16 @@ export async function startScriptedOpenAI(): Promise<ScriptedOpenAIServer> {
         notify();
       }
     });
+    const limited = admit();
+    if (limited.refused) {
+      res.writeHead(429, { "content-type": "application/json", ...limited.headers });
+      finished = true;
+      res.end(JSON.stringify({ error: { message: "Rate limit reached for requests", type: "requests", code: "rate_limit_exceeded" } }));
+      return;
+    }
+    if (limited.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, limited.delayMs));
     const reply = queue.length > 0 ? queue.shift()! : await handler(recorded);
-    const headers = { ...(reply.headers ?? {}) };
+    const headers = { ...limited.headers, ...(reply.headers ?? {}) };
 
     if (reply.hang === "before-headers") return;
     if (reply.status && reply.status !== 200) {
@@ -232,6 +296,13 @@ export async function startScriptedOpenAI(): Promise<ScriptedOpenAIServer> {
     requests,
     aborted,
     reply: (...replies) => void queue.push(...replies),
+    limitRate: (limit) => {
+      rateLimit = limit;
+      windowLog = [];
+      rateLog.admitted.length = 0;
+      rateLog.refused.length = 0;
+    },
+    rateLog,
     handle: (h) => void (handler = h),
     waitForRequests: (count) => new Promise<void>((resolve) => (waiters.push({ kind: "requests", count, resolve }), notify())),
     waitForAborts: (count) => new Promise<void>((resolve) => (waiters.push({ kind: "aborts", count, resolve }), notify())),

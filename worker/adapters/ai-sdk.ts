@@ -2,7 +2,7 @@ import type { ModelMessage } from "ai";
 import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/agent.ts";
 import { ConfigError, ErrorCode, errorMessage, errorName } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import { EventChannel } from "../event-channel.ts";
+import { EventChannel } from "../runtime/event-channel.ts";
 
 /**
  * The Vercel AI SDK as an agent under test. Wrap a `generateText`/`streamText` call, or an AI SDK
@@ -162,13 +162,18 @@ export function toRunOutput(result: AiSdkResult): RunOutput {
   return { content: result.text, status: paused ? "paused" : "completed", tools, messages, metrics, model: result.response?.modelId ?? null };
 }
 
-/** A case input as AI SDK model messages. */
+/**
+ * A case input as AI SDK model messages. A structured message (`parts`, from AI SDK UI messages)
+ * is given as it was converted: its parts are the model message's content.
+ */
 export function toModelMessages(input: CaseInput): ModelMessage[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   return input.map((m): ModelMessage => {
-    if (m.role === "system") return { role: "system", content: m.content };
-    if (m.role === "assistant") return { role: "assistant", content: m.content };
-    if (m.role === "user") return { role: "user", content: m.content };
+    const options = m.providerOptions ? { providerOptions: m.providerOptions } : {};
+    if (m.parts && (m.role === "user" || m.role === "assistant" || m.role === "tool")) return { role: m.role, content: m.parts, ...options } as unknown as ModelMessage;
+    if (m.role === "system") return { role: "system", content: m.content, ...options } as ModelMessage;
+    if (m.role === "assistant") return { role: "assistant", content: m.content, ...options } as ModelMessage;
+    if (m.role === "user") return { role: "user", content: m.content, ...options } as ModelMessage;
     return { role: "user", content: `[${m.role}] ${m.content}` };
   });
 }

@@ -2,10 +2,11 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ConfigError, ErrorCode, EvalfleetError, describeError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import type { McpClientLike } from "../mcp.ts";
-import { DEFAULT_MCP_CONNECT_TIMEOUT_MS } from "../mcp.ts";
+import type { McpClientLike } from "../../shared/mcp-client.ts";
+import { DEFAULT_MCP_CONNECT_TIMEOUT_MS } from "../../shared/defaults.ts";
 import type { Tool, Toolkit } from "../models/tool.ts";
-import { scopedSignal } from "../scoped-signal.ts";
+import { scopedSignal } from "../runtime/scoped-signal.ts";
+import { importOptional } from "../../shared/optional-package.ts";
 
 /**
  * An MCP server's tools for the built-in agent, over the stdio transport of the official SDK
@@ -76,7 +77,9 @@ export class McpToolkit implements Toolkit, McpClientLike {
   /** Starts the server and performs the MCP handshake. Throws when it cannot. */
   async connect(options: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#client) return;
-    const [{ Client }, { StdioClientTransport }] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@modelcontextprotocol/sdk/client/stdio.js")]);
+    const [{ Client }, { StdioClientTransport }] = await importOptional("@modelcontextprotocol/sdk", "mcpToolkit", () =>
+      Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@modelcontextprotocol/sdk/client/stdio.js")]),
+    );
     const o = this.#options;
     const transport = new StdioClientTransport({
       command: o.command,

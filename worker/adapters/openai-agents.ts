@@ -2,6 +2,8 @@ import type { Agent as SdkAgent, AgentInputItem, Runner, RunItem, RunStreamEvent
 import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/agent.ts";
 import { ConfigError, ErrorCode } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
+import { outputText } from "../../shared/datasets/ui-messages.ts";
+import { importOptional } from "../../shared/optional-package.ts";
 
 /**
  * An OpenAI Agents SDK (`@openai/agents`) agent as an agent under test. Tool calls and their
@@ -65,7 +67,7 @@ export class OpenAIAgentsAdapter implements Agent {
       // Loaded on first use: the SDK takes ~0.6 s to import, which a suite without it should not pay per thread.
       const runWith = options.runner
         ? (opts: object) => options.runner!.run(agent, sdkInput, opts as never)
-        : async (opts: object) => (await import("@openai/agents")).run(agent, sdkInput, opts as never);
+        : async (opts: object) => (await importOptional("@openai/agents", "wrapOpenAIAgent", () => import("@openai/agents"))).run(agent, sdkInput, opts as never);
       if (stream) {
         const result = (await runWith({ ...runOptions, stream: true })) as unknown as AsyncIterable<RunStreamEvent> & { completed: Promise<void>; error: unknown };
         for await (const event of result) yield toPlainEvent(event);
@@ -209,13 +211,38 @@ export function toPlainEvent(event: RunStreamEvent): RunEvent {
   return { type: String(e.type) };
 }
 
-/** A case input as SDK input: a string as is, a conversation as message items. */
+/**
+ * A case input as SDK input: a string as is, a conversation as message items. Structured messages
+ * (`parts`, from AI SDK UI messages) keep their structure: a user's images and files as input
+ * parts, an assistant's tool calls as `function_call` items and each tool result as the
+ * `function_call_result` answering it (reasoning and provider-executed calls are left out).
+ */
 export function toAgentInput(input: CaseInput): string | AgentInputItem[] {
   if (typeof input === "string") return input;
-  return input.map((m): AgentInputItem => {
-    if (m.role === "assistant") return { role: "assistant", status: "completed", content: [{ type: "output_text", text: m.content }] } as AgentInputItem;
-    if (m.role === "system") return { role: "system", content: m.content } as AgentInputItem;
-    return { role: "user", content: m.role === "user" ? m.content : `[${m.role}] ${m.content}` } as AgentInputItem;
+  return input.flatMap((m): AgentInputItem[] => {
+    if (m.parts && m.role === "tool") {
+      return m.parts.flatMap((p) => (p.type === "tool-result" ? [{ type: "function_call_result", callId: p.toolCallId, name: p.toolName, status: "completed", output: outputText(p.output) } as AgentInputItem] : []));
+    }
+    if (m.parts && m.role === "assistant") {
+      const items: AgentInputItem[] = m.content ? [{ role: "assistant", status: "completed", content: [{ type: "output_text", text: m.content }] } as AgentInputItem] : [];
+      for (const p of m.parts) {
+        if (p.type === "tool-call" && p.providerExecuted !== true) items.push({ type: "function_call", callId: p.toolCallId, name: p.toolName, status: "completed", arguments: JSON.stringify(p.input ?? {}) } as AgentInputItem);
+      }
+      return items;
+    }
+    if (m.parts && m.role === "user") {
+      const content = m.parts.flatMap((p): object[] => {
+        if (p.type === "text") return [{ type: "input_text", text: p.text }];
+        if (p.type === "image") return [{ type: "input_image", image: p.image }];
+        if (p.type === "file" && p.mediaType.startsWith("image/")) return [{ type: "input_image", image: p.data }];
+        if (p.type === "file") return [{ type: "input_file", file: /^https?:/i.test(p.data) ? { url: p.data } : p.data, ...(p.filename ? { filename: p.filename } : {}) }];
+        return [];
+      });
+      return [{ role: "user", content } as AgentInputItem];
+    }
+    if (m.role === "assistant") return [{ role: "assistant", status: "completed", content: [{ type: "output_text", text: m.content }] } as AgentInputItem];
+    if (m.role === "system") return [{ role: "system", content: m.content } as AgentInputItem];
+    return [{ role: "user", content: m.role === "user" ? m.content : `[${m.role}] ${m.content}` } as AgentInputItem];
   });
 }
 

@@ -2,6 +2,7 @@ import { isAsyncIterable, type Agent, type CaseInput, type RunContext, type RunE
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { silentLogger, type Logger } from "../../shared/logger.ts";
 import { pyRepr } from "../../shared/py-format.ts";
+import { OpenAITeam } from "./team.ts";
 
 /**
  * Post-hooks on an agent: after each completed run, each hook grades (or otherwise inspects) the
@@ -15,8 +16,10 @@ import { pyRepr } from "../../shared/py-format.ts";
 export interface PostHookRun {
   input: CaseInput;
   output: RunOutput;
-  /** The wrapped agent's id. */
+  /** The wrapped agent's id; `null` when it is a team (see `teamId`). */
   agentId: string | null;
+  /** The wrapped team's id (`withPostHooks(team, hooks, { kind: "team" })`, or an `openAITeam`); else `null`. */
+  teamId: string | null;
   sessionId: string;
   /** Inline hooks: the run's signal (the case deadline). Background hooks: never aborted (bound them yourself). */
   signal: AbortSignal;
@@ -37,11 +40,18 @@ export type PostHookLike = PostHook | ((run: PostHookRun) => unknown);
 export interface WithPostHooksOptions {
   /** Where hook failures are logged (warn). Default: silent. */
   logger?: Logger | null;
+  /**
+   * Whether the wrapped component is an agent or a team: hooks are told its id as `agentId` or
+   * `teamId` (an AgentAsJudgeEval records it so). Default: `"team"` for an `openAITeam`, else `"agent"`.
+   */
+  kind?: "agent" | "team";
 }
 
 /** An agent with post-hooks; see {@link withPostHooks}. */
 export class PostHookedAgent implements Agent {
   readonly id: string | null;
+  /** Whether hooks see the id as an agent's or a team's. */
+  readonly kind: "agent" | "team";
   readonly #agent: Agent;
   readonly #hooks: readonly PostHookLike[];
   readonly #logger: Logger;
@@ -57,10 +67,14 @@ export class PostHookedAgent implements Agent {
         throw new ConfigError(ErrorCode.ConfigInvalid, `withPostHooks: hooks[${i}] must be a function or an object with postCheck(run), got ${pyRepr(h)}`, { field: `hooks[${i}]` });
       }
     });
+    if (options.kind !== undefined && options.kind !== "agent" && options.kind !== "team") {
+      throw new ConfigError(ErrorCode.ConfigInvalid, `withPostHooks: kind must be "agent" or "team", got ${pyRepr(options.kind)}`, { field: "kind" });
+    }
     this.#agent = agent;
     this.#hooks = [...hooks];
     this.#logger = options.logger ?? silentLogger();
     this.id = agent.id ?? null;
+    this.kind = options.kind ?? (agent instanceof OpenAITeam ? "team" : "agent");
   }
 
   /** Resolves once every background hook started so far has finished. */
@@ -86,7 +100,8 @@ export class PostHookedAgent implements Agent {
       }
       // Hooks grade completed runs only, as Agno's post-hooks run after a successful run.
       if (!output || errored || (output.status ?? "completed") !== "completed") return;
-      const run = (signal: AbortSignal): PostHookRun => ({ input, output: output!, agentId: self.id, sessionId: context.sessionId, signal, deadline: context.deadline });
+      const ids = self.kind === "team" ? { agentId: null, teamId: self.id } : { agentId: self.id, teamId: null };
+      const run = (signal: AbortSignal): PostHookRun => ({ input, output: output!, ...ids, sessionId: context.sessionId, signal, deadline: context.deadline });
       for (const hook of self.#hooks) {
         if (typeof hook !== "function" && hook.runInBackground) {
           const task = Promise.resolve()

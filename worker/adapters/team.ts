@@ -1,8 +1,8 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isAsyncIterable, type Agent, type CaseInput, type RunContext, type RunEvent, type RunOutput, type Team } from "../../shared/agent.ts";
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import { contentAsString } from "../evidence.ts";
+import { contentAsString } from "../runtime/evidence.ts";
 import { addUsage, runToolLoop, toolLoopConfig, type OpenAIAgentOptions, type ToolLoopConfig } from "../models/openai-agent.ts";
 import { defineTool, type Tool } from "../models/tool.ts";
 

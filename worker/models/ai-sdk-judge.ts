@@ -1,7 +1,10 @@
+import { cachedCall } from "./response-cache.ts";
 import type { LanguageModel } from "ai";
 import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../shared/judge-model.ts";
 import { ConfigError, ErrorCode, ModelCallError, errorMessage, errorName } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
+import { importOptional } from "../../shared/optional-package.ts";
+import { withProviderLimits } from "./ai-sdk-limits.ts";
 
 /**
  * Any Vercel AI SDK language model as the judge: `aiSdkJudge(openai("gpt-5-mini"))`,
@@ -39,16 +42,33 @@ export class AiSdkJudge implements JudgeModel {
     if (options.maxRetries !== undefined && !(Number.isInteger(options.maxRetries) && options.maxRetries >= 0)) {
       throw new ConfigError(ErrorCode.ConfigInvalid, `aiSdkJudge: maxRetries must be a whole number >= 0, got ${pyRepr(options.maxRetries)}`, { field: "maxRetries" });
     }
-    this.#model = model;
+    // Every call of the judge waits for a permit of its provider key (docs/providers.md).
+    this.#model = withProviderLimits(model);
     this.#options = options;
     const m = model as { provider?: string; modelId?: string };
     this.id = options.id || (typeof model === "string" ? model : `${m.provider ?? "ai-sdk"}:${m.modelId ?? "model"}`);
   }
 
-  /** Returns the structured answer, or the model's raw text when it did not match the schema (the judge check then decides). */
+  /**
+   * Returns the structured answer, or the model's raw text when it did not match the schema (the
+   * judge check then decides); through the response cache when a run turned it on (`--cache`).
+   */
   async judge(request: JudgeRequest, options: JudgeCallOptions): Promise<unknown> {
+    const m = this.#model as { provider?: string; modelId?: string };
+    const o = this.#options;
+    return cachedCall(
+      {
+        endpoint: typeof this.#model === "string" ? "ai-sdk:gateway" : `ai-sdk:${m.provider ?? "unknown"}`,
+        model: typeof this.#model === "string" ? this.#model : (m.modelId ?? "model"),
+        body: { system: request.system, prompt: request.user, schema: request.jsonSchema, temperature: o.temperature ?? null, providerOptions: o.providerOptions ?? null },
+      },
+      () => this.#judge(request, options),
+    );
+  }
+
+  async #judge(request: JudgeRequest, options: JudgeCallOptions): Promise<unknown> {
     // Loaded on first use: most suites never need the AI SDK.
-    const { generateText, Output, jsonSchema, NoObjectGeneratedError } = await import("ai");
+    const { generateText, Output, jsonSchema, NoObjectGeneratedError } = await importOptional("ai", "aiSdkJudge", () => import("ai"));
     const schema = { ...request.jsonSchema };
     delete schema.$schema;
     try {

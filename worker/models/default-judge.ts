@@ -1,6 +1,8 @@
 import type { JudgeModel } from "../../shared/judge-model.ts";
 import { ConfigError, ErrorCode } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
+import { DEFAULT_JUDGE_MODEL } from "../../shared/defaults.ts";
+import { processEnvironment, type Environment } from "../../shared/environment.ts";
 import { OpenAIJudge } from "./openai-judge.ts";
 
 /**
@@ -8,9 +10,6 @@ import { OpenAIJudge } from "./openai-judge.ts";
  * judge configured from the environment. Without `OPENAI_API_KEY` there is no default judge, and a
  * case with criteria records `judge: no judge model configured: ...` instead of crashing.
  */
-
-/** The default judge model name when `EVALFLEET_JUDGE_MODEL` is unset. */
-export const DEFAULT_JUDGE_MODEL = "gpt-5-mini";
 
 let cached: { key: string; judge: JudgeModel | null } | undefined;
 
@@ -21,7 +20,7 @@ let cached: { key: string; judge: JudgeModel | null } | undefined;
  * and its token counts are shared by the cases of that thread).
  * A malformed setting (e.g. `OPENAI_BASE_URL=localhost`) throws a `ConfigError` naming it.
  */
-export function defaultJudgeModel(env: NodeJS.ProcessEnv = process.env): JudgeModel | null {
+export function defaultJudgeModel(env: Environment = processEnvironment()): JudgeModel | null {
   const apiKey = env.OPENAI_API_KEY?.trim() ?? "";
   const model = env.EVALFLEET_JUDGE_MODEL?.trim() || DEFAULT_JUDGE_MODEL;
   const baseURL = env.OPENAI_BASE_URL?.trim() || null;
@@ -42,4 +41,12 @@ export function defaultJudgeModel(env: NodeJS.ProcessEnv = process.env): JudgeMo
   }
   cached = { key, judge };
   return judge;
+}
+
+/**
+ * The default judge with another model (a regrade's `--judge-model`): `OPENAI_BASE_URL` and
+ * `OPENAI_API_KEY` as for {@link defaultJudgeModel}; `null` without a key.
+ */
+export function judgeWithModel(model: string, env: Environment = processEnvironment()): JudgeModel | null {
+  return defaultJudgeModel({ ...env, EVALFLEET_JUDGE_MODEL: model });
 }

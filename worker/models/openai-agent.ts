@@ -2,9 +2,10 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam } from "openai/res
 import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/agent.ts";
 import { ConfigError, ErrorCode } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import { EventChannel } from "../event-channel.ts";
+import { EventChannel } from "../runtime/event-channel.ts";
 import { ChatCompletionsClient, resolveConnection, usageOf, type ChatBody, type OpenAIConnectionOptions } from "./openai-chat.ts";
 import { executeToolCall, functionDefinition, isToolkit, validateTool, type Tool, type Toolkit } from "./tool.ts";
+import { toChatMessages } from "./chat-input.ts";
 
 /**
  * A small tool-calling agent over the OpenAI-compatible chat API, for people with no agent
@@ -229,16 +230,6 @@ async function expandTools(entries: ReadonlyArray<Tool | Toolkit>, signal: Abort
     else out.push(entry as Tool);
   }
   return out;
-}
-
-/** A case input as chat messages: system, developer, user and assistant turns keep their role; others are shown to the model as user text. */
-export function toChatMessages(input: CaseInput): ChatCompletionMessageParam[] {
-  if (typeof input === "string") return [{ role: "user", content: input }];
-  return input.map((m): ChatCompletionMessageParam => {
-    if (m.role === "system" || m.role === "developer" || m.role === "user") return { role: m.role as "system" | "developer" | "user", content: m.content };
-    if (m.role === "assistant") return { role: "assistant", content: m.content };
-    return { role: "user", content: `[${m.role}] ${m.content}` };
-  });
 }
 
 function safeParseArgs(raw: string): Record<string, unknown> | null {

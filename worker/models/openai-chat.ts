@@ -1,10 +1,21 @@
 import type OpenAI from "openai";
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
-import { ConfigError, ErrorCode, errorMessage, errorName } from "../../shared/errors.ts";
+import { ConfigError, ErrorCode, EvalfleetError, errorMessage, errorName } from "../../shared/errors.ts";
 import { silentLogger, type Logger } from "../../shared/logger.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import { scopedSignal } from "../scoped-signal.ts";
+import { REDACTED } from "../../shared/redact.ts";
+import { MIN_REGISTERED_SECRET_LENGTH, redactText } from "../../shared/secrets.ts";
+import { processEnvironment, type Environment } from "../../shared/environment.ts";
+import { scopedSignal } from "../runtime/scoped-signal.ts";
+import { Attr, SpanKind, SpanNames, captureMessageContent, endSpan, inSpan, startSpan } from "../../shared/tracing/spans.ts";
+import type { Span } from "@opentelemetry/api";
+import { cachedCall } from "./response-cache.ts";
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, withRetries, type AttemptFailure, type RetryPolicy } from "./retry.ts";
+import { estimateTokens, providerKey, type LimitPermit } from "../../shared/limits/limiter.ts";
+import type { LimitFeedback } from "../../shared/limits/limiter-core.ts";
+import { feedbackFrom } from "../../shared/limits/rate-headers.ts";
+import { processLimiter } from "../../shared/limits/process-limiter.ts";
+import { LimitKeySchema } from "../../shared/limits/limiter.ts";
 
 /**
  * The OpenAI-compatible chat completions endpoint, through the official `openai` client, with
@@ -36,6 +47,12 @@ export interface OpenAIConnectionOptions extends RetryPolicy {
   requestTimeoutMs?: number | null;
   /** Where retries and failures are logged (debug/warn). Default: silent. */
   logger?: Logger | null;
+  /**
+   * The provider limit key every request of this client is paced under (docs/providers.md).
+   * Default: derived from the base URL and model, `openai:<model>` for OpenAI's API, else
+   * `<host[:port]>:<model>`.
+   */
+  limitKey?: string | null;
 }
 
 /** Settings after validation and environment defaults. */
@@ -48,6 +65,8 @@ export interface ResolvedConnection {
   requestTimeoutMs: number;
   retry: Required<RetryPolicy>;
   logger: Logger;
+  /** The provider limit key of every request. */
+  limitKey: string;
   /** Kept out of the object's enumerable fields, so logging the settings cannot leak it. */
   readonly secret: SecretBox;
 }
@@ -62,12 +81,15 @@ export class SecretBox {
     return this.#value;
   }
   toJSON(): string {
-    return "[redacted]";
+    return REDACTED;
   }
   [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return "[redacted]";
+    return REDACTED;
   }
 }
+
+/** OpenAI's endpoint, when no base URL is given (the cache key names the endpoint). */
+const OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1";
 
 /** Placeholder key for local servers that need none (the client refuses an empty key). */
 export const NO_KEY_PLACEHOLDER = "evalfleet-no-key";
@@ -76,7 +98,7 @@ export const NO_KEY_PLACEHOLDER = "evalfleet-no-key";
  * Validates connection options. Throws a {@link ConfigError} whose message starts with `who`
  * and names the field and the value (never the value of `apiKey`).
  */
-export function resolveConnection(who: string, options: OpenAIConnectionOptions, env: NodeJS.ProcessEnv = process.env): ResolvedConnection {
+export function resolveConnection(who: string, options: OpenAIConnectionOptions, env: Environment = processEnvironment()): ResolvedConnection {
   if (options === null || typeof options !== "object") {
     throw new ConfigError(ErrorCode.ConfigInvalid, `${who}: options must be an object, got ${pyRepr(options)}`, { field: "options" });
   }
@@ -137,8 +159,16 @@ export function resolveConnection(who: string, options: OpenAIConnectionOptions,
       maxRetryAfterMs: wholeAtLeast("maxRetryAfterMs", 0, DEFAULT_RETRY_POLICY.maxRetryAfterMs),
     },
     logger: options.logger ?? silentLogger(),
+    limitKey: limitKeyOf(optionalString("limitKey"), baseURL, options.model, bad),
     secret: new SecretBox(apiKey ?? NO_KEY_PLACEHOLDER),
   };
+}
+
+/** The limit key of a client: the one given (checked), else the one derived from the base URL and model. */
+function limitKeyOf(given: string | undefined, baseURL: string | undefined, model: string, bad: (field: string, rule: string, value: unknown) => never): string {
+  if (given === undefined) return providerKey(baseURL, model);
+  if (!LimitKeySchema.safeParse(given).success) bad("limitKey", "must be a key without spaces, '=', ';' or ','", given);
+  return given;
 }
 
 /** Options of one call. */
@@ -170,21 +200,82 @@ export class ChatCompletionsClient {
     return this.#config.baseURL;
   }
 
-  /** One completion, retried as {@link withRetries} says. */
+  /** The provider limit key of every request. */
+  get limitKey(): string {
+    return this.#config.limitKey;
+  }
+
+  /**
+   * One completion, retried as {@link withRetries} says; through the response cache when a run
+   * turned it on (response-cache.ts: a cached answer makes no call at all). Every attempt waits for
+   * a permit of the client's limit key (the process's limiter, fleet-wide in distributed mode) and
+   * tells it the answer's status, rate-limit headers and tokens.
+   */
   async create(body: ChatBody, options: CallOptions): Promise<ChatCompletion> {
+    // With tracing on: one GenAI span per call (its retries inside), under the active span (a check's, or the agent's run).
+    return inSpan(SpanNames.chat(this.#config.model), this.#requestAttributes(body), async (span) => {
+      const completion = await cachedCall({ endpoint: this.#config.baseURL ?? OPENAI_DEFAULT_ENDPOINT, model: this.#config.model, body }, () => this.#create(body, options), {
+        // A cached answer spent no tokens: its usage says so, so token counts and budgets do not count it twice.
+        onHit: (completion) => ({ ...completion, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }) as ChatCompletion,
+      });
+      if (span) this.#responseAttributes(span, completion);
+      return completion;
+    }, SpanKind.CLIENT);
+  }
+
+  /** GenAI attributes of a request (semantic conventions); its messages only with content capture on. */
+  #requestAttributes(body: ChatBody): Record<string, string | number | boolean> {
+    const attrs: Record<string, string | number | boolean> = {
+      [Attr.genAiOperation]: "chat",
+      [Attr.genAiProvider]: "openai",
+      [Attr.genAiSystem]: "openai",
+      [Attr.genAiRequestModel]: this.#config.model,
+    };
+    if (this.#config.baseURL) {
+      try {
+        attrs[Attr.serverAddress] = new URL(this.#config.baseURL).hostname;
+      } catch {
+        // Not a URL the client would use either; left out.
+      }
+    }
+    if (captureMessageContent()) attrs[Attr.genAiInputMessages] = this.redact(JSON.stringify(body.messages ?? []));
+    return attrs;
+  }
+
+  #responseAttributes(span: Span, completion: ChatCompletion): void {
+    if (completion.model) span.setAttribute(Attr.genAiResponseModel, completion.model);
+    if (completion.id) span.setAttribute(Attr.genAiResponseId, completion.id);
+    span.setAttribute(Attr.genAiFinishReasons, completion.choices.map((c) => String(c.finish_reason ?? "")));
+    const usage = usageOf(completion.usage);
+    if (usage.inputTokens !== undefined) span.setAttribute(Attr.genAiInputTokens, usage.inputTokens);
+    if (usage.outputTokens !== undefined) span.setAttribute(Attr.genAiOutputTokens, usage.outputTokens);
+    if (captureMessageContent()) span.setAttribute(Attr.genAiOutputMessages, this.redact(JSON.stringify(completion.choices.map((c) => c.message))));
+  }
+
+  async #create(body: ChatBody, options: CallOptions): Promise<ChatCompletion> {
     const client = await this.#openai();
     return this.#retrying("chat completion", options, async () => {
+      const permit = await this.#permit(body, options);
+      let feedback: LimitFeedback = { status: null };
       const scope = scopedSignal(options.signal);
       try {
-        const completion = (await client.chat.completions.create({ ...body, model: this.#config.model, stream: false } as ChatCompletionCreateParamsNonStreaming, {
-          signal: scope.signal,
-          maxRetries: 0,
-        })) as ChatCompletion;
+        const { data, response } = await client.chat.completions
+          .create({ ...body, model: this.#config.model, stream: false } as ChatCompletionCreateParamsNonStreaming, {
+            signal: scope.signal,
+            maxRetries: 0,
+          })
+          .withResponse();
+        const completion = data as ChatCompletion;
+        feedback = feedbackFrom(response.status, response.headers, tokensOf(completion));
         if (!completion || typeof completion !== "object" || !Array.isArray(completion.choices)) {
           throw new MalformedResponse(`the server answered something that is not a chat completion: ${truncate(JSON.stringify(completion) ?? String(completion), 200)}`);
         }
         return completion;
+      } catch (err) {
+        if (feedback.status === null) feedback = errorFeedback(err);
+        throw err;
       } finally {
+        permit.release(feedback);
         scope.release();
       }
     });
@@ -193,21 +284,55 @@ export class ChatCompletionsClient {
   /** A streamed completion (server-sent events). Retries cover the request until the stream starts. */
   async stream(body: ChatBody, options: CallOptions): Promise<AsyncIterable<ChatCompletionChunk>> {
     const client = await this.#openai();
-    return this.#retrying("streamed chat completion", options, async () => {
-      const scope = scopedSignal(options.signal);
-      try {
-        const stream = await client.chat.completions.create({ ...body, model: this.#config.model, stream: true } as never, { signal: scope.signal, maxRetries: 0 });
-        return this.#guardStream(stream as unknown as AsyncIterable<ChatCompletionChunk>, scope.release);
-      } catch (err) {
-        scope.release();
-        throw err;
-      }
-    });
+    // With tracing on, the call's span lasts until the stream ends.
+    const span = startSpan(SpanNames.chat(this.#config.model), this.#requestAttributes(body), undefined, SpanKind.CLIENT);
+    try {
+      return await this.#retrying("streamed chat completion", options, async () => {
+        const permit = await this.#permit(body, options);
+        const scope = scopedSignal(options.signal);
+        try {
+          const { data: stream, response } = await (client.chat.completions.create({ ...body, model: this.#config.model, stream: true } as never, { signal: scope.signal, maxRetries: 0 }) as unknown as {
+            withResponse(): Promise<{ data: AsyncIterable<ChatCompletionChunk>; response: Response }>;
+          }).withResponse();
+          // The permit covers the request; the stream's tokens are not known here.
+          permit.release(feedbackFrom(response.status, response.headers));
+          return this.#guardStream(stream, () => {
+            scope.release();
+            endSpan(span);
+          });
+        } catch (err) {
+          permit.release(errorFeedback(err));
+          scope.release();
+          throw err;
+        }
+      });
+    } catch (err) {
+      endSpan(span, errorMessage(err));
+      throw err;
+    }
   }
 
   /** Removes the key (and bearer tokens) from a text before it reaches a message or a log. */
   redact(text: string): string {
     return redactSecret(text, this.#config.secret.reveal());
+  }
+
+  /**
+   * Waits for a permit of this client's key, for a request of about `body`'s size, never past the
+   * case deadline: a key paced or paused (a Retry-After) beyond it fails the call (an `infra` error).
+   */
+  async #permit(body: ChatBody, options: CallOptions): Promise<LimitPermit> {
+    const allowance = typeof body.max_completion_tokens === "number" ? body.max_completion_tokens : typeof body.max_tokens === "number" ? body.max_tokens : 256;
+    const tokens = estimateTokens(body.messages, allowance);
+    const key = this.#config.limitKey;
+    if (options.deadline === undefined) return processLimiter().acquire(key, { tokens, signal: options.signal });
+    const byDeadline = AbortSignal.timeout(Math.max(0, options.deadline - Date.now()));
+    try {
+      return await processLimiter().acquire(key, { tokens, signal: AbortSignal.any([options.signal, byDeadline]) });
+    } catch (err) {
+      if (options.signal.aborted || !byDeadline.aborted) throw err;
+      throw new EvalfleetError(ErrorCode.ProviderLimit, `no permit of provider key ${key} before the case deadline (the key is paced by its limit, or paused by the provider's Retry-After)`, { key });
+    }
   }
 
   async #retrying<T>(what: string, options: CallOptions, attempt: () => Promise<T>): Promise<T> {
@@ -275,19 +400,31 @@ export class ChatCompletionsClient {
   }
 }
 
+/** What a failed request tells the limiter: the SDK error's status and headers, or no answer at all. */
+function errorFeedback(err: unknown): LimitFeedback {
+  const e = err as { status?: unknown; headers?: unknown };
+  if (typeof e?.status === "number") return feedbackFrom(e.status, e.headers as Parameters<typeof feedbackFrom>[1]);
+  return { status: null };
+}
+
+/** Tokens a completion reports (prompt + completion), or null. */
+function tokensOf(completion: ChatCompletion | null | undefined): number | null {
+  const u = completion?.usage;
+  if (!u) return null;
+  return typeof u.total_tokens === "number" ? u.total_tokens : (u.prompt_tokens ?? 0) + (u.completion_tokens ?? 0);
+}
+
 /** A response that parsed but is not what the API promises. */
 class MalformedResponse extends Error {
   override readonly name = "MalformedResponse";
 }
 
 /**
- * Removes `secret` (when it is long enough to be one) and anything shaped like a bearer token or
- * an OpenAI key from `text`.
+ * `text` through the process's redactor (shared/secrets.ts), with this client's own key (when it is
+ * long enough to be one) added: a key passed in code is not in the environment.
  */
 export function redactSecret(text: string, secret: string | undefined): string {
-  let out = text;
-  if (secret && secret.length >= 6 && secret !== NO_KEY_PLACEHOLDER) out = out.split(secret).join("[redacted]");
-  return out.replace(/Bearer\s+[A-Za-z0-9._~+/=-]+/g, "Bearer [redacted]").replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "sk-[redacted]");
+  return redactText(text, secret && secret.length >= MIN_REGISTERED_SECRET_LENGTH && secret !== NO_KEY_PLACEHOLDER ? [secret] : []);
 }
 
 /** Token usage of a completion in evalfleet's terms. */

@@ -7,7 +7,7 @@ import { ChatCompletionsClient, resolveConnection, usageOf, type ChatBody, type 
 /**
  * The LLM judge over the OpenAI-compatible chat API. It asks for structured output (a JSON
  * schema response format) and falls back to plain text with the schema in the prompt for servers
- * that refuse it; the answer is validated by the judge check (worker/checks/judge.ts), not here.
+ * that refuse it; the answer is validated by the judge check (worker/runtime/checks/judge.ts), not here.
  */
 
 /** How the judge asks for its JSON answer. */
@@ -120,7 +120,7 @@ export class OpenAIJudge implements JudgeModel {
     options.onUsage?.(usage);
     const message = completion.choices[0]?.message;
     if (!message) throw new ModelCallError("the judge model answered with no choices", { status: 200 });
-    if (message.refusal) throw new ModelCallError(`the judge model refused: ${this.#client.redact(message.refusal)}`, { status: 200 });
+    if (message.refusal) throw new ModelCallError(`the judge model refused: ${this.#client.redact(message.refusal)}`, { status: 200 }, { retryable: false });
     return message.content ?? "";
   }
 

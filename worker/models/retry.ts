@@ -113,7 +113,7 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, options
       if (options.signal.aborted) throw options.signal.reason;
       const failure = options.classify(err);
       const fail = (why: string): never => {
-        throw new ModelCallError(`${failure.message}${why}`, { status: failure.status, attempts: n });
+        throw new ModelCallError(`${failure.message}${why}`, { status: failure.status, attempts: n }, { retryable: failure.retryable });
       };
       if (!failure.retryable) fail(n > 1 ? ` (attempt ${n})` : "");
       if (n > maxRetries) fail(` (gave up after ${n} attempts)`);

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { RunEvent, ToolExecution } from "../../shared/agent.ts";
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";

@@ -1,0 +1,324 @@
+/**
+ * bench/README.md, rendered from bench/results.json and bench/README.template.md: the method is
+ * hand-written once in the template, the figures are never hand-edited. Each figure is a row with
+ * its target (issue 6's targets on the 2-core machine, issue 13's start-up targets when the bench
+ * measures them) and whether this run met it. A key of results.json that no row names is still
+ * shown, under "Other figures", so a new measurement is never silently left out. Pure; no I/O
+ * (bench/render-readme.ts reads and writes the files).
+ */
+import { z } from "zod";
+
+/** What bench/run.ts writes: a flat object of figures, plus where and when they were measured. */
+export const BenchResultsSchema = z
+  .object({
+    machine: z.object({ cores: z.number(), cpu: z.string(), node: z.string(), nats_server: z.string() }),
+    measured_at: z.string().min(1),
+    quick: z.boolean(),
+    cases: z.number().positive(),
+  })
+  .catchall(z.unknown());
+export type BenchResults = z.infer<typeof BenchResultsSchema>;
+
+/** A target a figure must meet: at least (`>=`) or at most (`<=`) `value`. */
+interface Target {
+  op: ">=" | "<=";
+  value: number;
+  /** How the target reads in the table, e.g. `10,000/s`. */
+  text: string;
+}
+
+/** One row of a figures table. `keys` are the results it reads (the first is the figure the target is about); the row is left out unless every one is there. */
+interface Row {
+  keys: string[];
+  label: (r: Figures) => string;
+  value: (r: Figures) => string;
+  /** Ratio to the baseline's throughput. */
+  ratio?: boolean;
+  target?: Target;
+}
+
+interface Section {
+  title: string;
+  rows: Row[];
+}
+
+type Figures = Record<string, number>;
+
+const int = (n: number): string => Math.round(n).toLocaleString("en-US");
+const fixed = (n: number, digits: number): string => n.toFixed(digits);
+const mib = (bytes: number): string => `${int(bytes / 2 ** 20)} MiB`;
+const perSecond = (key: string) => (r: Figures) => `${int(r[key]!)} cases/s`;
+
+const SECTIONS: Section[] = [
+  {
+    title: "Throughput (trivial cases)",
+    rows: [
+      { keys: ["baseline_cases_per_s"], label: () => "baseline (p-limit, direct calls)", value: perSecond("baseline_cases_per_s"), ratio: true },
+      { keys: ["inline_cases_per_s"], label: () => "`runCases` inline", value: perSecond("inline_cases_per_s"), ratio: true },
+      {
+        keys: ["local_cases_per_s"],
+        label: (r) => `\`evalfleet run\`, 2 threads, ${int(r.cases!)} cases including thread start-up`,
+        value: perSecond("local_cases_per_s"),
+        ratio: true,
+        target: { op: ">=", value: 10_000, text: "10,000/s" },
+      },
+      {
+        keys: ["local_steady_cases_per_s", "local_startup_s"],
+        label: () => "`evalfleet run`, steady state (start-up excluded)",
+        value: (r) => `${int(r.local_steady_cases_per_s!)} cases/s; start-up ${fixed(r.local_startup_s!, 2)} s`,
+        ratio: true,
+        target: { op: ">=", value: 10_000, text: "10,000/s" },
+      },
+      {
+        keys: ["distributed_1_worker_cases_per_s"],
+        label: () => "`coordinator run`, 1 worker (durable path)",
+        value: perSecond("distributed_1_worker_cases_per_s"),
+        ratio: true,
+        target: { op: ">=", value: 4_000, text: "4,000/s" },
+      },
+      {
+        keys: ["distributed_2_workers_cases_per_s"],
+        label: () => "`coordinator run`, 2 workers (durable path)",
+        value: perSecond("distributed_2_workers_cases_per_s"),
+        ratio: true,
+        target: { op: ">=", value: 4_000, text: "4,000/s" },
+      },
+    ],
+  },
+  {
+    title: "Latency-bound efficiency (agents that wait 100 ms)",
+    rows: [
+      {
+        keys: ["latency_efficiency_1000", "latency_efficiency_1000_workers", "latency_1000_cases_per_s", "latency_1000_cpu_ms_per_case", "latency_cases"],
+        label: (r) => `${int(r.latency_cases!)} cases, 1,000 in flight`,
+        value: (r) =>
+          `${fixed(r.latency_efficiency_1000!, 3)} (${r.latency_efficiency_1000_workers!} worker${r.latency_efficiency_1000_workers! === 1 ? "" : "s"}; ` +
+          `${int(r.latency_1000_cases_per_s!)} cases/s, ${fixed(r.latency_1000_cpu_ms_per_case!, 2)} ms CPU per case in all)`,
+        target: { op: ">=", value: 0.85, text: "0.85" },
+      },
+      { keys: ["latency_efficiency_100", "latency_cases"], label: (r) => `${int(r.latency_cases!)} cases, 100 in flight`, value: (r) => fixed(r.latency_efficiency_100!, 3) },
+    ],
+  },
+  {
+    title: "CPU per case",
+    rows: [
+      { keys: ["coordinator_cpu_ms_per_case"], label: () => "coordinator", value: (r) => `${fixed(r.coordinator_cpu_ms_per_case!, 3)} ms`, target: { op: "<=", value: 0.3, text: "0.3 ms" } },
+      { keys: ["worker_cpu_ms_per_case"], label: () => "workers (all of them)", value: (r) => `${fixed(r.worker_cpu_ms_per_case!, 3)} ms` },
+      { keys: ["nats_server_cpu_ms_per_case"], label: () => "nats-server", value: (r) => `${fixed(r.nats_server_cpu_ms_per_case!, 3)} ms` },
+    ],
+  },
+  {
+    title: "Memory",
+    rows: [
+      {
+        keys: ["coordinator_heap_bytes_per_case", "memory_cases"],
+        label: (r) => `coordinator heap held per case, ${int(r.memory_cases!)} cases`,
+        value: (r) => `${int(r.coordinator_heap_bytes_per_case!)} B`,
+        target: { op: "<=", value: 1024, text: "1 KB" },
+      },
+      {
+        keys: ["coordinator_rss_bytes_per_case", "memory_cases"],
+        label: (r) => `coordinator RSS per case, ${int(r.memory_cases!)} cases`,
+        value: (r) => `${int(r.coordinator_rss_bytes_per_case!)} B`,
+        target: { op: "<=", value: 1024, text: "1 KB" },
+      },
+      {
+        keys: ["worker_rss_bytes_after_long_run", "memory_cases"],
+        label: (r) => `largest worker RSS after the ${int(r.memory_cases!)}-case run (2 workers)`,
+        value: (r) => mib(r.worker_rss_bytes_after_long_run!),
+      },
+      {
+        keys: ["worker_rss_after_first_run_bytes", "worker_rss_after_last_run_bytes", "worker_rss_runs", "worker_rss_growth_after_warm_bytes"],
+        label: (r) => `one worker's RSS after run 1 / after run ${r.worker_rss_runs!} of ${int(r.cases!)} cases`,
+        value: (r) =>
+          `${mib(r.worker_rss_after_first_run_bytes!)} / ${mib(r.worker_rss_after_last_run_bytes!)}; ` +
+          `growth once warm (run 2 to ${r.worker_rss_runs!}): ${fixed(r.worker_rss_growth_after_warm_bytes! / 2 ** 20, 1)} MiB`,
+      },
+    ],
+  },
+  {
+    title: "Cancellation",
+    rows: [{ keys: ["cancel_to_report_s"], label: () => "SIGINT to the final report, 1,000 cases running", value: (r) => `${fixed(r.cancel_to_report_s!, 2)} s`, target: { op: "<=", value: 2, text: "2 s" } }],
+  },
+  {
+    title: "The model provider as the limit (bench/provider-scenario.ts)",
+    rows: [
+      {
+        keys: ["provider_utilization", "provider_limit_requests", "provider_window_seconds", "provider_cases"],
+        label: (r) => `admitted per window over the limit, shared limit (${int(r.provider_limit_requests!)} per ${int(r.provider_window_seconds!)} s, ${int(r.provider_cases!)} judge-checked cases, 3 workers at --concurrency 100)`,
+        value: (r) => fixed(r.provider_utilization!, 3),
+        target: { op: ">=", value: 0.95, text: "0.95" },
+      },
+      { keys: ["provider_failed_cases"], label: () => "cases failed by rate limiting, shared limit", value: (r) => int(r.provider_failed_cases!), target: { op: "<=", value: 0, text: "0" } },
+      { keys: ["provider_429_share"], label: () => "429 answers over all requests, shared limit", value: (r) => fixed(r.provider_429_share!, 3), target: { op: "<=", value: 0.01, text: "0.01" } },
+      { keys: ["provider_unshared_failed_cases"], label: () => "cases failed by rate limiting, each process on its own (client retries only)", value: (r) => int(r.provider_unshared_failed_cases!) },
+      { keys: ["provider_unshared_429_share"], label: () => "429 answers over all requests, each process on its own", value: (r) => fixed(r.provider_unshared_429_share!, 3) },
+    ],
+  },
+  {
+    title: "A large dataset in local mode",
+    rows: [
+      {
+        keys: ["dataset_heap_bytes_per_row_loaded", "dataset_rows", "dataset_bytes", "dataset_heap_bytes_per_row_if_materialized"],
+        label: (r) => `${int(r.dataset_rows!)} JSONL rows (${fixed(r.dataset_bytes! / 1e6, 1)} MB): heap held per row once loaded`,
+        value: (r) => `${int(r.dataset_heap_bytes_per_row_loaded!)} B (the rows' fields in memory: ${int(r.dataset_heap_bytes_per_row_if_materialized!)} B)`,
+      },
+      {
+        keys: ["dataset_heap_bytes_per_case_after_run"],
+        label: () => "heap per case after the run, every result held",
+        value: (r) => `${int(r.dataset_heap_bytes_per_case_after_run!)} B`,
+        target: { op: "<=", value: 1024, text: "1 KB" },
+      },
+      {
+        keys: ["dataset_local_cases_per_s", "dataset_load_seconds"],
+        label: () => "run, 2 threads",
+        value: (r) => `${int(r.dataset_local_cases_per_s!)} cases/s; loading ${fixed(r.dataset_load_seconds!, 2)} s`,
+      },
+      { keys: ["dataset_peak_rss_bytes"], label: () => "peak RSS", value: (r) => mib(r.dataset_peak_rss_bytes!) },
+    ],
+  },
+  {
+    title: "The HTML report of 50,000 cases",
+    rows: [
+      { keys: ["html_interactive_50k_s"], label: () => "time until interactive in headless Chromium (first page of the table, every control)", value: (r) => `${fixed(r.html_interactive_50k_s!, 2)} s` },
+      { keys: ["html_open_case_50k_s"], label: () => "search, then open the last case (its details inflated)", value: (r) => `${fixed(r.html_open_case_50k_s!, 2)} s` },
+      { keys: ["html_50k_bytes"], label: () => "file size, with a transcript of about 1.5 KB per case", value: (r) => mib(r.html_50k_bytes!) },
+      { keys: ["html_render_50k_s"], label: () => "writing it (`renderHtmlReport`)", value: (r) => `${fixed(r.html_render_50k_s!, 2)} s` },
+    ],
+  },
+  {
+    title: "Transcripts (the full run output a recorded run keeps)",
+    rows: [
+      {
+        keys: ["transcript_heap_bytes_per_case_recorded", "transcript_heap_bytes_per_case_unrecorded", "transcript_cases", "transcript_kb"],
+        label: (r) => `heap the collecting process holds per case, ${int(r.transcript_cases!)} cases of ${int(r.transcript_kb!)} KiB output: recorded with transcripts / unrecorded`,
+        value: (r) => `${int(r.transcript_heap_bytes_per_case_recorded!)} / ${int(r.transcript_heap_bytes_per_case_unrecorded!)} B`,
+      },
+      { keys: ["transcript_bytes_stored_per_case"], label: () => "transcript stored per case (JSON)", value: (r) => `${int(r.transcript_bytes_stored_per_case!)} B` },
+    ],
+  },
+  {
+    title: "Start-up",
+    rows: [
+      { keys: ["startup_help_s"], label: () => "`evalfleet --help`, wall", value: (r) => `${fixed(r.startup_help_s!, 2)} s`, target: { op: "<=", value: 0.3, text: "0.3 s" } },
+      { keys: ["startup_demo_s"], label: () => "`npm run demo` (5 cases), wall", value: (r) => `${fixed(r.startup_demo_s!, 2)} s`, target: { op: "<=", value: 1, text: "1.0 s" } },
+      { keys: ["thread_ready_ms"], label: () => "a thread ready (suite imported; its busy time, idle waits excluded), `.mjs` suite, two threads and the main thread on two cores", value: (r) => `${int(r.thread_ready_ms!)} ms`, target: { op: "<=", value: 150, text: "150 ms" } },
+      { keys: ["thread_ready_alone_ms"], label: () => "the same, one thread (a core of its own)", value: (r) => `${int(r.thread_ready_alone_ms!)} ms` },
+      {
+        keys: ["startup_large_ratio", "startup_large_cases", "startup_large_cases_per_s", "startup_large_steady_cases_per_s", "startup_large_s"],
+        label: (r) => `\`evalfleet run\`, ${int(r.startup_large_cases!)} cases: start-up included / steady`,
+        value: (r) => `${fixed(r.startup_large_ratio!, 3)}x (${int(r.startup_large_cases_per_s!)} / ${int(r.startup_large_steady_cases_per_s!)} cases/s; ${fixed(r.startup_large_s!, 1)} s)`,
+        target: { op: ">=", value: 0.9, text: "0.9x" },
+      },
+    ],
+  },
+];
+
+/** Keys that are not figures of a row: the header's, and one figure that repeats another. */
+// `distributed_cases_per_s` is the better of the two worker counts, both of which have a row.
+const CONSUMED_ELSEWHERE = new Set(["machine", "measured_at", "quick", "cases", "distributed_cases_per_s", "provider_seconds", "provider_unshared_seconds", "provider_measured_at", "provider_quick"]);
+const SCALING_KEYS = [
+  "scaling_cases_per_s_needed",
+  "scaling_in_flight_needed",
+  "scaling_worker_machines",
+  "scaling_coordinator_cores",
+  "scaling_broker_cores",
+  "scaling_coordinator_limit_cases_per_s_per_core",
+  "scaling_broker_limit_cases_per_s_per_core",
+];
+
+/** Whether `value` meets `target`. */
+export function meets(value: number, target: Target): boolean {
+  return target.op === ">=" ? value >= target.value : value <= target.value;
+}
+
+/** Escapes a table cell (a `|` would end it). */
+function cell(text: string): string {
+  return text.replace(/\|/g, "\\|");
+}
+
+function numericFigures(results: BenchResults): Figures {
+  const out: Figures = {};
+  for (const [key, value] of Object.entries(results)) if (typeof value === "number" && Number.isFinite(value)) out[key] = value;
+  return out;
+}
+
+/** The tables of every figure this run has, with targets and whether each was met. */
+export function renderFigures(results: BenchResults): string {
+  const r = numericFigures(results);
+  const used = new Set<string>(CONSUMED_ELSEWHERE);
+  const base = r.baseline_cases_per_s!;
+  const parts: string[] = [];
+  for (const section of SECTIONS) {
+    const rows = section.rows.filter((row) => row.keys.every((key) => r[key] !== undefined));
+    if (rows.length === 0) continue;
+    const withRatio = rows.some((row) => row.ratio) && base !== undefined;
+    const withTarget = rows.some((row) => row.target);
+    const header = ["figure", "this run", ...(withRatio ? ["ratio to baseline"] : []), ...(withTarget ? ["target", "met"] : [])];
+    const lines = [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`];
+    for (const row of rows) {
+      for (const key of row.keys) used.add(key);
+      const value = r[row.keys[0]!]!;
+      const cells = [cell(row.label(r)), cell(row.value(r))];
+      if (withRatio) cells.push(row.ratio ? `${fixed(value / base!, 3)}x` : "");
+      if (withTarget) cells.push(row.target?.text ?? "", row.target ? (meets(value, row.target) ? "yes" : "**no**") : "");
+      lines.push(`| ${cells.join(" | ")} |`);
+    }
+    parts.push(`### ${section.title}\n\n${lines.join("\n")}`);
+  }
+  for (const key of SCALING_KEYS) used.add(key);
+  const others = Object.keys(results).filter((key) => !used.has(key) && !key.startsWith("scaling_"));
+  if (others.length > 0) {
+    const lines = ["| key | value |", "| --- | --- |", ...others.map((key) => `| \`${key}\` | ${cell(JSON.stringify(results[key]))} |`)];
+    parts.push(`### Other figures\n\nMeasured by this run, not yet given a row of their own (the key of \`bench/results.json\` and its value):\n\n${lines.join("\n")}`);
+  }
+  return parts.join("\n\n");
+}
+
+/** The scaling-model paragraph, from the figures bench/run.ts computed with bench/scaling-model.ts. */
+export function renderScaling(results: BenchResults): string {
+  const r = numericFigures(results);
+  if (SCALING_KEYS.some((key) => r[key] === undefined)) return "This run has no scaling-model figures.";
+  const pct = (cores: number): string => `${fixed(cores * 100, 2)}%`;
+  return (
+    `A 100,000-case suite of 5-second cases that must finish within an hour needs ${fixed(r.scaling_cases_per_s_needed!, 1)} cases/s ` +
+    `and ${int(Math.ceil(r.scaling_in_flight_needed!))} cases in flight. For I/O-bound agents that is ${r.scaling_worker_machines!} worker ` +
+    `machine${r.scaling_worker_machines! === 1 ? "" : "s"} at \`--concurrency 500\`; agents that need CPU of their own need more: ` +
+    `machines = cases/s × agent CPU per case / cores per machine. With this run's costs the coordinator then uses ` +
+    `${pct(r.scaling_coordinator_cores!)} of a core and nats-server ${pct(r.scaling_broker_cores!)}; they would fill one core only at ` +
+    `about ${int(r.scaling_coordinator_limit_cases_per_s_per_core!)} and ${int(r.scaling_broker_limit_cases_per_s_per_core!)} cases/s.`
+  );
+}
+
+/** The one-line description of the run the figures come from. */
+export function renderMachine(results: BenchResults): string {
+  const { machine } = results;
+  const runs = results.quick ? "a quick run (`--quick`: one run of each scenario)" : "a full run (the median of 3 runs of each scenario)";
+  return (
+    `${runs} of ${int(results.cases)} trivial cases, measured ${results.measured_at.slice(0, 10)} on ${machine.cores} cores ` +
+    `(${machine.cpu}), Node ${machine.node.replace(/^v/, "")}, ${machine.nats_server.replace(/^nats-server: v/, "nats-server ")}`
+  );
+}
+
+/** Placeholders the template may hold; each is replaced by the rendering of the same name. */
+const PLACEHOLDERS = {
+  "{{machine}}": renderMachine,
+  "{{figures}}": renderFigures,
+  "{{scaling}}": renderScaling,
+} as const;
+
+/**
+ * bench/README.md: the template with its placeholders filled from `results`. Throws when
+ * `results` is not what bench/run.ts writes (naming the field) or the template lacks `{{figures}}`.
+ */
+export function renderBenchReadme(results: unknown, template: string): string {
+  const parsed = BenchResultsSchema.safeParse(results);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`bench/results.json: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  }
+  if (!template.includes("{{figures}}")) throw new Error("bench/README.template.md: no {{figures}} placeholder");
+  let out = template;
+  for (const [placeholder, render] of Object.entries(PLACEHOLDERS)) out = out.split(placeholder).join(render(parsed.data));
+  return out;
+}

@@ -1,0 +1,411 @@
+import { InvalidArgumentError, Option, type Command } from "commander";
+import type { NatsFlags } from "../../shared/broker/nats-settings.ts";
+import {
+  DEFAULT_ACK_WAIT_SECONDS,
+  DEFAULT_BROKER_TIMEOUT_SECONDS,
+  DEFAULT_CANCEL_GRACE_SECONDS,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_DRAIN_SECONDS,
+  DEFAULT_GRACE_SECONDS,
+  DEFAULT_HISTORY_RUNS,
+  DEFAULT_HTTP_HOST,
+  DEFAULT_LOAD_TIMEOUT_SECONDS,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_OUTPUT_KB,
+  DEFAULT_RETRIES,
+  DEFAULT_MAX_TRANSCRIPT_KB,
+  DEFAULT_CACHE_DIR,
+  DEFAULT_CACHE_TTL_SECONDS,
+  DEFAULT_RUN_LOG_LEVEL,
+  DEFAULT_SERVICE_LOG_LEVEL,
+  DEFAULT_SETUP_TIMEOUT_SECONDS,
+  DEFAULT_STORE_TIMEOUT_SECONDS,
+  DEFAULT_TEARDOWN_TIMEOUT_SECONDS,
+  DEFAULT_WAIT_FOR_WORKERS_SECONDS,
+  LOG_LEVELS,
+  SCORING_METHODS,
+} from "../../shared/defaults.ts";
+
+/**
+ * The option builders of every command and their parsers: what each flag is called, says in
+ * `--help`, accepts and defaults to (defaults from shared/defaults.ts). A bad value is refused by
+ * commander with the parser's message (exit 2). Only commander and the defaults are imported here:
+ * `evalfleet --help` loads this file and nothing heavier.
+ */
+
+/** Collects a repeatable flag's values. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** A number of seconds >= 0. */
+export function parseSeconds(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`${flag} must be a number of seconds >= 0, got '${value}'`);
+    return n;
+  };
+}
+
+/** A number of seconds > 0. */
+export function parsePositiveSeconds(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a number of seconds > 0, got '${value}'`);
+    return n;
+  };
+}
+
+/** A number > 0 (dollars). */
+export function parsePositiveNumber(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a number > 0, got '${value}'`);
+    return n;
+  };
+}
+
+/** A whole number >= `min`. */
+export function parseWhole(flag: string, min: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || n < min) throw new InvalidArgumentError(`${flag} must be a whole number >= ${min}, got '${value}'`);
+    return n;
+  };
+}
+
+/** A fraction between 0 and 1. */
+export function parseFraction(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(value) || n < 0 || n > 1) throw new InvalidArgumentError(`${flag} must be a fraction between 0 and 1 (0.95 for 95%), got '${value}'`);
+    return n;
+  };
+}
+
+/** The flags of the run commands as commander parses them (`run`, `list`, `coordinator run|resume`, `cli()`). */
+export interface RunFlags extends StoreFlags {
+  name?: string[];
+  tag?: string[];
+  set?: string[];
+  passThreshold?: number;
+  repeat?: number;
+  /** Seconds. */
+  timeout?: number;
+  /** Seconds. */
+  setupTimeout?: number;
+  /** Seconds. */
+  teardownTimeout?: number;
+  /** KiB. */
+  maxOutputKb?: number;
+  /** Seconds. */
+  loadTimeout?: number;
+  jsonOutput?: string;
+  junit?: string;
+  list?: boolean;
+  verbose?: boolean;
+  concurrency?: number;
+  threads?: number;
+  /** Seconds. */
+  grace?: number;
+  /** MB. */
+  threadMemory?: number;
+  /** Absent on `list`, which logs nothing. */
+  logLevel?: string;
+  runId?: string;
+  /** Exulu's run fields (`--run-name`, `--description`, `--eval-function`, `--scoring-method`). */
+  runName?: string;
+  description?: string;
+  evalFunction?: string[];
+  scoringMethod?: string;
+  /** `--retries`: re-runs of a case whose failure is `infra`. */
+  retries?: number;
+  /** `--infra-errors-incomplete`: a run whose failures are all `infra` exits 3, not 1. */
+  infraErrorsIncomplete?: boolean;
+  /** `--budget-usd`: US dollars the whole run may spend. */
+  budgetUsd?: number;
+  /** `--budget-tokens`: tokens the whole run may use. */
+  budgetTokens?: number;
+  /** `--limit`, raw (repeatable): `KEY=rpm:N,tpm:N,concurrency:N` provider limits, or a bare N (the first N cases); split by `splitLimitValues`. */
+  limit?: string[];
+  /** Re-runs from the results store (`--rerun-failed RUN_ID`, ...). */
+  rerunFailed?: string;
+  rerunErrors?: string;
+  rerunIncomplete?: string;
+  lastFailed?: boolean;
+  /** Quick subsets. */
+  grep?: string;
+  sample?: number;
+  seed?: number;
+  filterMetadata?: string[];
+  /** `regrade`: the default judge's model for this regrade. */
+  judgeModel?: string;
+  /** `--cache` (true: local) or `--cache <mode>`. */
+  cache?: boolean | string;
+  /** `--cache-ttl`, as given (`7d`, `12h`, `30m`, `45s`, or seconds). */
+  cacheTtl?: string;
+}
+
+/** A duration as `--cache-ttl` takes it: `7d`, `12h`, `30m`, `45s`, or a number of seconds. Null when it is not one. */
+export function parseDurationSeconds(value: string): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$/.exec(value);
+  if (!m) return null;
+  const n = Number(m[1]) * ({ "": 1, s: 1, m: 60, h: 3600, d: 86400 } as const)[m[2] as "" | "s" | "m" | "h" | "d"];
+  return n > 0 ? n : null;
+}
+
+/** `--cache [mode]` and `--cache-ttl`: the response cache of the built-in model clients. `shared: false`: a local run, whose help names only the local mode. */
+export function addCacheFlags(cmd: Command, opts: { shared?: boolean } = {}): void {
+  cmd
+    .option(
+      "--cache [mode]",
+      opts.shared === false
+        ? `answer repeated model calls of the built-in judge and agent from a cache in ${DEFAULT_CACHE_DIR} (local, the only mode here; only successful answers are kept; evalfleet cache clear empties it)`
+        : `answer repeated model calls of the built-in judge and agent from a cache: each worker's ${DEFAULT_CACHE_DIR} (--cache), or the fleet's bucket on NATS (--cache shared)`,
+    )
+    .option("--cache-ttl <duration>", `how long a cached answer stays good: 7d, 12h, 30m, 45s or seconds (default: ${DEFAULT_CACHE_TTL_SECONDS / 86400}d)`);
+}
+
+/** The results-store flags of a run command. */
+export interface StoreFlags {
+  /** The store URL (`--db`, else `$EVALFLEET_DB`). */
+  db?: string;
+  /** Seconds. */
+  dbTimeout?: number;
+  failOnRegression?: boolean;
+  /** KiB; 0 keeps no transcripts. */
+  maxTranscriptKb?: number;
+}
+
+/** The NATS connection flags, and the log level of the command. */
+export interface NatsCliFlags extends NatsFlags {
+  logLevel: string;
+}
+
+/** The flags of `coordinator run` and `coordinator resume`. All durations in seconds. */
+export interface CoordinatorFlags extends RunFlags, NatsCliFlags {
+  logLevel: string;
+  waitForWorkers: number;
+  maxAttempts: number;
+  deadline?: number;
+  ackWait: number;
+  cancelGrace: number;
+  brokerTimeout: number;
+  /** `coordinator run` only: resume the run when its id already exists (a replaced Job pod). */
+  resumeExisting?: boolean;
+  /** `coordinator run` only: what SIGTERM does. */
+  onSigterm?: "cancel" | "leave";
+}
+
+/** The HTTP endpoint flags of the standing services. */
+export interface HttpFlags {
+  httpPort?: number;
+  httpHost: string;
+}
+
+/** The flags of the history commands that read the store. */
+export interface HistoryReadFlags {
+  db?: string;
+  /** Seconds. */
+  dbTimeout: number;
+  json?: boolean;
+}
+
+/** The `--log-level` flag; `capitalized` keeps the run commands' help text as it always was. */
+function logLevelOption(defaultLevel: string, capitalized: boolean): Option {
+  return new Option("--log-level <level>", `${capitalized ? "Structured" : "structured"} log level on stderr`).choices([...LOG_LEVELS]).default(defaultLevel);
+}
+
+/**
+ * Selection (`--name`, `--tag`, `--set`), `--timeout` and the reports, then `--list`, `-v` and
+ * `--log-level`. `list: false` leaves out `--list` (`evalfleet list`, `coordinator resume`);
+ * `running: false` leaves out what only a run uses (`--junit`, `-v`, `--log-level`: `evalfleet list`).
+ * `suiteDefault: false` when no suite file can set the default timeout (`cli(cases)`, whose default is given).
+ */
+export function addSelectionAndReportFlags(cmd: Command, defaultTimeout: number, opts: { list?: boolean; running?: boolean; suiteDefault?: boolean } = {}): void {
+  const running = opts.running !== false;
+  // No commander default: an unset --timeout lets the suite's defaultTimeout apply, so the help text says the chain.
+  const timeoutDefault = opts.suiteDefault === false ? `${defaultTimeout}` : `the suite's defaultTimeout, else ${defaultTimeout}`;
+  cmd
+    .option("--name <name>", "Run only the case with this name (repeatable)", collect)
+    .option("--tag <tag>", "Run only cases with this tag (repeatable: a case matches any)", collect)
+    .option("--set <name>", "Run only the cases of this eval set (repeatable: a case matches any); ANDed with --name and --tag", collect)
+    .addOption(new Option("--timeout <seconds>", `Default per-case timeout in seconds (default: ${timeoutDefault})`).argParser(parseSeconds("--timeout")))
+    .option("--json-output <path>", "Write machine-readable JSON results");
+  if (running) cmd.option("--junit <path>", "Write JUnit XML results (one testcase per case)");
+  if (opts.list !== false) cmd.option("--list", "List selected cases without running them");
+  if (running) cmd.option("-v, --verbose", "Print each case's response, tools and verdicts").addOption(logLevelOption(DEFAULT_RUN_LOG_LEVEL, true));
+  if (running) addBoundFlags(cmd);
+}
+
+/** The bounds of a run beside its timeout: `--setup-timeout`, `--teardown-timeout`, `--max-output-kb`. */
+function addBoundFlags(cmd: Command): void {
+  cmd
+    .addOption(new Option("--setup-timeout <seconds>", "Bound on each case's setup hook in seconds (outside the timeout)").argParser(parseSeconds("--setup-timeout")).default(undefined, String(DEFAULT_SETUP_TIMEOUT_SECONDS)))
+    .addOption(new Option("--teardown-timeout <seconds>", "Bound on each case's teardown hook in seconds (outside the timeout)").argParser(parseSeconds("--teardown-timeout")).default(undefined, String(DEFAULT_TEARDOWN_TIMEOUT_SECONDS)))
+    .addOption(new Option("--max-output-kb <kb>", "Largest case output kept in the results, in KiB (longer output is cut with a marker)").argParser(parseWhole("--max-output-kb", 1)).default(DEFAULT_MAX_OUTPUT_KB));
+}
+
+/** `--load-timeout`: the bound on loading the suite file, on every command that loads one. */
+export function addLoadTimeoutFlag(cmd: Command): void {
+  cmd.addOption(
+    new Option("--load-timeout <seconds>", "Give up (exit 2) when the suite file has not loaded within this long (a top-level await that never settles)")
+      .argParser(parsePositiveSeconds("--load-timeout"))
+      .default(DEFAULT_LOAD_TIMEOUT_SECONDS),
+  );
+}
+
+/** `--pass-threshold` and `--repeat`: how a run passes, and how often each case runs. */
+export function addRunPolicyFlags(cmd: Command, opts: { repeat?: boolean } = {}): void {
+  cmd.addOption(
+    new Option("--pass-threshold <rate>", "The run passes when at least this fraction (0-1) of the selected cases pass (default: the suite's, else every case)").argParser(parseFraction("--pass-threshold")),
+  );
+  if (opts.repeat !== false) {
+    cmd.addOption(new Option("--repeat <n>", "Run each case N times; the report gives each case's pass rate and pass@k (a case passes when every run passed)").argParser(parseWhole("--repeat", 1)));
+  }
+}
+
+/**
+ * A run in Exulu's terms (`eval_runs`): its name and description, kept in the results store, and
+ * what grades it: evaluation functions of the suite applied to every case, a scoring method that
+ * replaces the cases' own. `scoring: false` leaves out what a resumed run keeps from its start.
+ */
+export function addRunDefinitionFlags(cmd: Command, opts: { scoring?: boolean } = {}): void {
+  cmd
+    .option("--run-name <name>", "Name of the run, kept in the results store (Exulu's eval_runs.name; default: the suite's name)")
+    .option("--description <text>", "What the run is for, kept in the results store");
+  if (opts.scoring === false) return;
+  cmd
+    .option("--eval-function <name>", "Grade every selected case with this evaluation function of the suite too (repeatable; each must pass, besides the case's own checks)", collect)
+    .addOption(new Option("--scoring-method <method>", "Compare every expected_output with this method instead of the cases' own").choices([...SCORING_METHODS]));
+}
+
+/** The thread pool of `evalfleet run`: concurrency, threads, grace, thread memory, and the run id. */
+export function addEngineFlags(cmd: Command): void {
+  cmd
+    .addOption(new Option("--concurrency <n>", "Cases in flight at once").argParser(parseWhole("--concurrency", 1)).default(DEFAULT_CONCURRENCY))
+    .addOption(new Option("--threads <n>", "Worker threads (0 runs cases in this thread); default min(CPUs, concurrency)").argParser(parseWhole("--threads", 0)))
+    .addOption(new Option("--grace <seconds>", "Seconds past a deadline before a stuck thread is terminated").argParser(parseSeconds("--grace")).default(DEFAULT_GRACE_SECONDS))
+    .addOption(new Option("--thread-memory <mb>", "Per-thread heap limit in MB").argParser(parseWhole("--thread-memory", 16)))
+    .option("--run-id <id>", "Run id for the report (default: a new UUID)");
+}
+
+/**
+ * The model providers of a run: `--retries` (not on `coordinator resume`, whose run keeps its
+ * own), `--infra-errors-incomplete` and `--limit` (repeatable; provider limits and the quick subset).
+ */
+export function addProviderFlags(cmd: Command, opts: { retries?: boolean } = {}): void {
+  if (opts.retries !== false) {
+    cmd.addOption(
+      new Option("--retries <n>", "Run a case again up to N times when its failure is the infrastructure's (error_kind infra: a provider's 429/5xx, a lost connection, a judge with no result); backoff 1 s doubling, at most 30 s, within the case's timeout; a failed check is never retried")
+        .argParser(parseWhole("--retries", 0))
+        .default(DEFAULT_RETRIES),
+    );
+  }
+  cmd
+    .option("--infra-errors-incomplete", "Exit 3 (incomplete) instead of 1 when every failed case failed for the infrastructure's sake (error_kind infra)")
+    .addOption(new Option("--budget-usd <usd>", "Stop the run once its cases have cost this many US dollars (agent and judge, from the price table; unknown cost counts 0): the rest is skipped, exit 3").argParser(parsePositiveNumber("--budget-usd")))
+    .addOption(new Option("--budget-tokens <n>", "Stop the run once its cases have used this many tokens (agent and judge): the rest is skipped, exit 3").argParser(parseWhole("--budget-tokens", 1)))
+    .option("--limit <value>", "KEY=rpm:N,tpm:N,concurrency:N: a provider limit shared by every worker of the run (repeatable; also $EVALFLEET_LIMITS, ';'-separated); a bare N runs only the first N selected cases", collect);
+}
+
+/**
+ * Iterating on a suite: re-runs from the results store (`--rerun-failed`, `--rerun-errors`,
+ * `--rerun-incomplete`, `--last-failed`) and quick subsets (`--grep`, `--limit`, `--sample`,
+ * `--seed`, `--filter-metadata`). All narrow the selection, ANDed with `--name`/`--tag`/`--set`.
+ */
+export function addIterateFlags(cmd: Command): void {
+  cmd
+    .option("--rerun-failed <run-id>", "run only the cases that failed in this recorded run, errors included (needs --db); matched by name and dataset id")
+    .option("--rerun-errors <run-id>", "run only the cases that ended with an error in this recorded run (needs --db)")
+    .option("--rerun-incomplete <run-id>", "run only the cases a cancelled or crashed recorded run skipped or lost (needs --db)")
+    .option("--last-failed", "run only the cases that failed in the newest recorded run of this suite on this git branch (outside git: of this suite) (needs --db)")
+    .option("--grep <regex>", "run only the cases whose name matches this regular expression")
+    .addOption(new Option("--sample <n>", "run a random N of the selected cases (the seed is printed: --seed draws the same ones again)").argParser(parseWhole("--sample", 1)))
+    .addOption(new Option("--seed <n>", "the seed of --sample (default: a new one, printed)").argParser(parseWhole("--seed", 0)))
+    .option("--filter-metadata <key=value>", "run only the cases whose metadata has this value (repeatable: the same key ORs, different keys AND; a dotted key reaches into objects)", collect);
+}
+
+/** `cli(cases)`'s `--concurrency`: cases in flight in this thread. */
+export function addInlineConcurrencyFlag(cmd: Command, defaultConcurrency: number): void {
+  cmd.addOption(new Option("--concurrency <n>", "Cases in flight at once (inline, in this thread)").argParser(parseWhole("--concurrency", 1)).default(defaultConcurrency));
+}
+
+/** Adds `--db`, `--db-timeout` and `--fail-on-regression` to a run command; `env: false` leaves `$EVALFLEET_DB` to the caller. */
+export function addStoreFlags(cmd: Command, opts: { env?: boolean } = {}): void {
+  const db = new Option("--db <url>", "record the run in a results store: sqlite:PATH (sqlite: alone: .evalfleet/results.db next to the suite) or postgres://USER@HOST/DB (default $EVALFLEET_DB)");
+  cmd
+    .addOption(opts.env === false ? db : db.env("EVALFLEET_DB"))
+    .addOption(new Option("--db-timeout <seconds>", "bound on connecting to the results store, on each write and on the final flush").argParser(parsePositiveSeconds("--db-timeout")).default(DEFAULT_STORE_TIMEOUT_SECONDS))
+    .option("--fail-on-regression", "exit 1 when a case that passed in the last recorded run of this suite on the same branch fails now, even if a pass threshold is met (needs --db)")
+    .addOption(
+      new Option("--max-transcript-kb <kb>", "largest full run output (messages, tool calls, member outputs) kept per case in the results store, in KiB; bigger ones are cut, saying so; 0 keeps none")
+        .argParser(parseWhole("--max-transcript-kb", 0))
+        .default(DEFAULT_MAX_TRANSCRIPT_KB),
+    );
+}
+
+/** `--db` and `--db-timeout` of the history commands (and `--json` unless `json: false`). */
+export function addHistoryReadFlags(cmd: Command, opts: { json?: boolean } = {}): void {
+  cmd
+    .addOption(new Option("--db <url>", "the results store: sqlite:PATH or postgres://USER@HOST/DB (default $EVALFLEET_DB)").env("EVALFLEET_DB"))
+    .addOption(new Option("--db-timeout <seconds>", "bound on connecting and on each query").argParser(parsePositiveSeconds("--db-timeout")).default(DEFAULT_STORE_TIMEOUT_SECONDS));
+  if (opts.json !== false) cmd.option("--json", "print JSON instead of a table");
+}
+
+/** A history command's count of runs (`--limit`, `--last`), default {@link DEFAULT_HISTORY_RUNS}. */
+export function historyRunsOption(flags: string, description: string, flag: string, min: number): Option {
+  return new Option(flags, description).argParser(parseWhole(flag, min)).default(DEFAULT_HISTORY_RUNS);
+}
+
+/** The NATS connection flags of every distributed command (the environment fills the gaps). */
+export function addNatsFlags(cmd: Command): void {
+  cmd
+    .option("--nats <url>", "NATS server URL(s), comma-separated (default $NATS_URL, then nats://127.0.0.1:4222)")
+    .option("--nats-token <token>", "authenticate with a token (default $NATS_TOKEN)")
+    .option("--nats-user <user>", "authenticate with a user (default $NATS_USER)")
+    .option("--nats-password <password>", "the user's password (default $NATS_PASSWORD)")
+    .option("--nats-nkey <file>", "authenticate with an NKey seed file (default $NATS_NKEY)")
+    .option("--nats-creds <file>", "authenticate with a .creds file (default $NATS_CREDS)")
+    .option("--nats-ca <file>", "TLS: CA certificates (default $NATS_CA)")
+    .option("--nats-cert <file>", "TLS: client certificate (default $NATS_CERT)")
+    .option("--nats-key <file>", "TLS: client key (default $NATS_KEY)")
+    .option("--nats-inbox-prefix <prefix>", "prefix of this client's reply subjects, for servers that confine each user to its own (default $NATS_INBOX_PREFIX, else _INBOX)");
+}
+
+/** The NATS flags and the coordinator's bounds: waiting for workers, attempts, deadline, ack wait, cancel grace, broker loss. */
+export function addCoordinatorFlags(cmd: Command): void {
+  addNatsFlags(cmd);
+  cmd
+    .addOption(new Option("--wait-for-workers <seconds>", "give up (exit 3) when no compatible worker joins within this long").argParser(parseSeconds("--wait-for-workers")).default(DEFAULT_WAIT_FOR_WORKERS_SECONDS))
+    .addOption(new Option("--max-attempts <n>", "deliveries per case before it is recorded as lost").argParser(parseWhole("--max-attempts", 1)).default(DEFAULT_MAX_ATTEMPTS))
+    .addOption(new Option("--deadline <seconds>", "whole-run budget: when it passes, the run is cancelled (exit 3)").argParser(parseSeconds("--deadline")))
+    .addOption(new Option("--ack-wait <seconds>", "seconds before an unacknowledged case is redelivered (workers extend it while a case runs)").argParser(parseSeconds("--ack-wait")).default(DEFAULT_ACK_WAIT_SECONDS))
+    .addOption(new Option("--cancel-grace <seconds>", "after a cancel, seconds in-flight cases get to report").argParser(parseSeconds("--cancel-grace")).default(DEFAULT_CANCEL_GRACE_SECONDS))
+    .addOption(new Option("--broker-timeout <seconds>", "give up (exit 3) when NATS is unreachable for this long").argParser(parseSeconds("--broker-timeout")).default(DEFAULT_BROKER_TIMEOUT_SECONDS));
+}
+
+/** The pool, the run to serve, idling, draining and logging of `evalfleet worker`. */
+export function addWorkerFlags(cmd: Command): void {
+  cmd
+    .addOption(new Option("--threads <n>", "worker threads (default min(CPUs, concurrency))").argParser(parseWhole("--threads", 1)))
+    .addOption(new Option("--concurrency <n>", "cases in flight in this process").argParser(parseWhole("--concurrency", 1)).default(DEFAULT_CONCURRENCY))
+    .option("--run <id>", "serve only this run and exit 0 when it is finished (Kubernetes Jobs); default $EVALFLEET_RUN_ID or the run id derived from $EVALFLEET_JOB_NAME, else every run of this suite, forever")
+    .addOption(new Option("--exit-when-idle <seconds>", "exit 0 after this long without a case").argParser(parseSeconds("--exit-when-idle")))
+    .addOption(new Option("--grace <seconds>", "seconds past a case deadline before a stuck thread is terminated").argParser(parseSeconds("--grace")).default(DEFAULT_GRACE_SECONDS))
+    .addOption(new Option("--drain <seconds>", "on SIGTERM, seconds in-flight cases get to finish before they are handed back").argParser(parseSeconds("--drain")).default(DEFAULT_DRAIN_SECONDS))
+    .addOption(new Option("--thread-memory <mb>", "per-thread heap limit in MB").argParser(parseWhole("--thread-memory", 16)));
+  addServiceLogLevelFlag(cmd);
+}
+
+/** `--log-level` of the standing services (`worker`, `queue-metrics`), default {@link DEFAULT_SERVICE_LOG_LEVEL}. */
+export function addServiceLogLevelFlag(cmd: Command): void {
+  cmd.addOption(logLevelOption(DEFAULT_SERVICE_LOG_LEVEL, false));
+}
+
+/** `--http-port` / `--http-host`, with environment fallbacks (`EVALFLEET_HTTP_PORT`, `EVALFLEET_HTTP_HOST`). */
+export function addHttpFlags(cmd: Command, what: string, required = false): void {
+  cmd
+    .addOption(new Option("--http-port <port>", `${what} (0 picks a free port)${required ? "; required" : "; default: no HTTP endpoint"}`).argParser(parseWhole("--http-port", 0)).env("EVALFLEET_HTTP_PORT"))
+    .addOption(new Option("--http-host <host>", "interface the HTTP endpoint binds").env("EVALFLEET_HTTP_HOST").default(DEFAULT_HTTP_HOST));
+}

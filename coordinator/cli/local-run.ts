@@ -1,0 +1,35 @@
+import { processEnvironment } from "../../shared/environment.ts";
+import { loadSuiteWithin } from "../../shared/bounded-load.ts";
+import { runConfigFrom } from "./config.ts";
+import { executeRun } from "./execute-run.ts";
+import type { RunFlags } from "./flags.ts";
+import type { ResolvedIO } from "./io.ts";
+import { inlineRunner, poolRunner } from "./local-runners.ts";
+import type { RunConfig } from "./config.ts";
+import type { PrestartedThreads } from "../../worker/pool/case-pool.ts";
+
+/**
+ * `evalfleet run` and `evalfleet list`: the config from the flags and the environment, the suite
+ * file, and the run pipeline with the local runner the config asks for. Loaded when one of the two
+ * commands runs (coordinator/cli/run-command.ts registers them).
+ */
+
+/** Runs (or lists) a suite file locally; returns the exit code. */
+export async function runLocal(command: "run" | "list", suiteArgument: string | undefined, flags: RunFlags, io: ResolvedIO): Promise<number> {
+  const config = runConfigFrom({ command, suiteArgument, flags, env: processEnvironment() });
+  // The threads start now and import evalfleet while this thread loads the suite; stopped unused
+  // when the run ends without them (a broken suite, an empty selection).
+  const prestarted = command === "run" && config.mode === "threads" ? await prestartThreads(config) : null;
+  try {
+    const suite = await loadSuiteWithin(config.suiteFile!, config.loadTimeoutSeconds);
+    return await executeRun(suite, config, io, config.mode === "threads" ? poolRunner(suite, config, null, prestarted) : inlineRunner(suite, config));
+  } finally {
+    await prestarted?.discard();
+  }
+}
+
+/** The run's worker threads, started with the shape its pool will have. */
+async function prestartThreads(config: RunConfig): Promise<PrestartedThreads> {
+  const { PrestartedThreads, threadShape } = await import("../../worker/pool/case-pool.ts");
+  return PrestartedThreads.start(threadShape(config));
+}

@@ -1,0 +1,104 @@
+import type { LoadedSuite } from "../../shared/suite.ts";
+import { resolvePassThreshold } from "../run/policy.ts";
+import { mergeLimitTables } from "../../shared/limits/limit-spec.ts";
+import type { RunConfig } from "./config.ts";
+import type { Runner, RunnerContext } from "./execute-run.ts";
+import type { SelectedCase } from "../run/select.ts";
+import type { RunOutput } from "../../shared/agent.ts";
+import type { JudgeModel } from "../../shared/judge-model.ts";
+import type { PrestartedThreads } from "../../worker/pool/case-pool.ts";
+
+/**
+ * The local runners of the command line: `--threads 0` and a script's `cli(cases)` run the
+ * selected cases in this thread, `evalfleet run` on a pool of worker threads. Each loads its
+ * runner module only when it runs (`evalfleet list` never does).
+ */
+
+/** What a regrade adds to a local runner: each case's stored output, and the judge that grades it. */
+export interface RegradeRunnerOptions {
+  replayOf: (selected: SelectedCase) => Promise<RunOutput>;
+  /** The judge for cases that name none (`--judge-model`); default the suite's. */
+  judgeModel?: JudgeModel | null;
+}
+
+/** Runs the selected cases in this thread (`--threads 0`, `cli(cases)`); with `regrade`, grades their stored outputs instead. */
+export function inlineRunner(suite: LoadedSuite, config: RunConfig, regrade: RegradeRunnerOptions | null = null): Runner {
+  return async (ctx) => {
+    const { runInline } = await import("../local/inline.ts");
+    return {
+      suite: await runInline(ctx.selected, {
+        ...runContextOptions(ctx, config),
+        graceSeconds: config.graceSeconds,
+        exitWhenBlocked: true,
+        judgeModel: regrade?.judgeModel ?? suite.judgeModel,
+        replayOf: regrade?.replayOf ?? null,
+        concurrency: config.concurrency,
+        repeat: config.repeat ?? undefined,
+        retries: config.providers.retries ?? 0,
+        limits: mergeLimitTables(suite.limits, config.providers.limits),
+        prices: suite.prices ?? null,
+        budget: config.providers.budget,
+        passThreshold: resolvePassThreshold(config.passThreshold ?? undefined, suite.passThreshold),
+        mcpClients: suite.mcpClients,
+        onWarning: warnOnce(ctx.note),
+        evalFunctions: suite.evalFunctions ?? null,
+        runEvalFunctions: config.definition.evalFunctions,
+        scoringMethod: config.definition.scoringMethod,
+      }),
+    };
+  };
+}
+
+/** Runs the selected cases on a pool of worker threads (`evalfleet run`); with `regrade`, grades their stored outputs there instead. */
+export function poolRunner(suite: LoadedSuite, config: RunConfig, regrade: RegradeRunnerOptions | null = null, prestarted: PrestartedThreads | null = null): Runner {
+  return async (ctx) => {
+    const { runOnThreads } = await import("../local/threads.ts");
+    return {
+      suite: await runOnThreads(suite, ctx.selected, {
+        ...runContextOptions(ctx, config),
+        concurrency: config.concurrency,
+        threads: config.threads ?? undefined,
+        graceSeconds: config.graceSeconds,
+        threadMemoryMb: config.threadMemoryMb,
+        prestarted,
+        logLevel: config.logLevel,
+        onWarning: warnOnce(ctx.note),
+        repeat: config.repeat ?? undefined,
+        retries: config.providers.retries ?? 0,
+        limits: mergeLimitTables(suite.limits, config.providers.limits),
+        prices: suite.prices ?? null,
+        budget: config.providers.budget,
+        passThreshold: resolvePassThreshold(config.passThreshold ?? undefined, suite.passThreshold),
+        runEvalFunctions: config.definition.evalFunctions,
+        scoringMethod: config.definition.scoringMethod,
+        replayOf: regrade?.replayOf ?? null,
+        judgeModelName: config.judgeModelName,
+      }),
+    };
+  };
+}
+
+/** What both local runners take from the run's context as they are: hooks, signal, run id, logger, bounds and cache. */
+function runContextOptions(ctx: RunnerContext, config: RunConfig) {
+  return {
+    ...ctx.hooks,
+    signal: ctx.signal,
+    runId: ctx.runId ?? config.runId,
+    logger: ctx.logger,
+    defaultTimeout: ctx.defaultTimeout,
+    hookDefaults: ctx.hookDefaults,
+    maxOutputBytes: ctx.maxOutputBytes,
+    maxTranscriptBytes: ctx.maxTranscriptBytes,
+    cache: ctx.cache,
+  };
+}
+
+/** Prints each distinct warning once (every worker thread reports the same failed MCP connection). */
+export function warnOnce(note: (line: string) => void): (message: string) => void {
+  const seen = new Set<string>();
+  return (message) => {
+    if (seen.has(message)) return;
+    seen.add(message);
+    note(`warning: ${message}`);
+  };
+}

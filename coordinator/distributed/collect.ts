@@ -1,0 +1,279 @@
+import type { ConsumerMessages } from "@nats-io/jetstream";
+import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/prices.ts";
+import type { RunEvent } from "../../shared/agent.ts";
+import type { Broker } from "../../shared/broker/setup.ts";
+import { RESULTS_STREAM, indexOfSubject, resultSubjectParts, resultSubjects } from "../../shared/broker/subjects.ts";
+import { errorMessage } from "../../shared/errors.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { CaseResult } from "../../shared/result.ts";
+import { sleep } from "../../shared/sleep.ts";
+import type { RunTokens } from "../../shared/wire/case-token.ts";
+import { EventMessageSchema, NATS_PROTOCOL, tryParseJson } from "../../shared/wire/nats.ts";
+import { versionMismatch } from "../../shared/wire/protocol.ts";
+import { callSyncHook, type SuiteHooks } from "../../shared/hooks.ts";
+import { ResultCollector } from "../run/reassemble.ts";
+import type { SelectedCase } from "../run/select.ts";
+import { checkResultMessage } from "./result-check.ts";
+
+/**
+ * Collecting a distributed run's results: tail the results stream (replayed from the start, so a
+ * resumed run rebuilds its state), accept the first result per case, and follow the workers' live
+ * events (a case started, its run events). Presentation hooks are called here, once per case.
+ */
+
+/** One decoder for every message, not a new one per result. */
+const utf8 = new TextDecoder();
+
+/** Results taken from the stream per pull of the ordered consumer, in messages. */
+const RESULTS_PER_PULL_MESSAGES = 512;
+/** How long {@link RunCollector.caughtUp} waits for the stored results to arrive, in ms. */
+const CATCH_UP_LIMIT_MS = 30_000;
+
+/** What a {@link RunCollector} tells the run about. */
+export interface CollectListener {
+  /** A case got its result (the first one). */
+  onAccepted(result: CaseResult): void;
+  /** The cases in flight changed (a case started or ended). */
+  onInFlightChanged(): void;
+  /** A worker is evidently serving the run (its event arrived), whether or not its presence was seen. */
+  onWorkerActive(): void;
+}
+
+/** Options of {@link RunCollector}. */
+export interface RunCollectorOptions {
+  runId: string;
+  selected: readonly SelectedCase[];
+  hooks: SuiteHooks;
+  logger: Logger;
+  listener: CollectListener;
+  /** The run's delivery tokens: a result must echo its case's. */
+  tokens: RunTokens;
+  /**
+   * Whether a worker is present in the run (an accepted presence record): known at once, or looked
+   * up. A result from a worker that is not is not accepted.
+   */
+  presence: (workerId: string) => boolean | Promise<boolean>;
+  /** Prices by model over the built-in table: each accepted result's cost is filled in (shared/prices.ts). Default: the built-in table. */
+  prices?: PriceTable | null;
+}
+
+/** Accepts the first result per selected case, from the stream, from events, and from loss records. */
+export class RunCollector {
+  readonly #prices: PriceTable;
+  readonly #runId: string;
+  readonly #results: ResultCollector;
+  readonly #hooks: SuiteHooks;
+  readonly #log: Logger;
+  readonly #listener: CollectListener;
+  /** Cases a worker said it started and whose result has not arrived: the worker's id by index. */
+  readonly #started = new Map<number, string>();
+  #tail: ConsumerMessages | null = null;
+  /** Bad messages are logged once per run and kind, not once each. */
+  readonly #logged = new Set<string>();
+  readonly #tokens: RunTokens;
+  readonly #presence: (workerId: string) => boolean | Promise<boolean>;
+  /** Result messages dropped because they did not prove their delivery. */
+  #dropped = 0;
+  /** Results whose worker's presence is being looked up. */
+  #checking = 0;
+
+  constructor(options: RunCollectorOptions) {
+    this.#runId = options.runId;
+    this.#results = new ResultCollector(options.selected);
+    this.#hooks = options.hooks;
+    this.#log = options.logger;
+    this.#listener = options.listener;
+    this.#tokens = options.tokens;
+    this.#presence = options.presence;
+    this.#prices = { ...BUILTIN_PRICES, ...(options.prices ?? {}) };
+  }
+
+  /** True once every selected case has a result. */
+  get complete(): boolean {
+    return this.#results.complete;
+  }
+
+  /** How many selected cases have a result. */
+  get size(): number {
+    return this.#results.size;
+  }
+
+  /** Cases started by a worker and not yet reported. */
+  get inFlight(): number {
+    return this.#started.size;
+  }
+
+  /** In-flight cases per worker id. */
+  busyByWorker(): Map<string, number> {
+    const busy = new Map<string, number>();
+    for (const w of this.#started.values()) busy.set(w, (busy.get(w) ?? 0) + 1);
+    return busy;
+  }
+
+  /** The selected case at a declaration index, if that case is selected. */
+  selectedAt(index: number): SelectedCase | undefined {
+    return this.#results.selectedAt(index);
+  }
+
+  /** Whether the case at a declaration index has its result. */
+  has(index: number): boolean {
+    return this.#results.has(index);
+  }
+
+  /** The selected cases still without a result, in declaration order. */
+  missing(): SelectedCase[] {
+    return this.#results.missing();
+  }
+
+  /** Starts tailing the run's results: every stored one first (in stream order), then each as it arrives. */
+  async tail(broker: Broker): Promise<void> {
+    const consumer = await broker.js.consumers.get(RESULTS_STREAM, { filter_subjects: resultSubjects(this.#runId) });
+    const tail = await consumer.consume({ max_messages: RESULTS_PER_PULL_MESSAGES });
+    this.#tail = tail;
+    void (async () => {
+      for await (const m of tail) this.onResult(m.data, m.subject);
+    })().catch((err) => this.#log.error({ err: errorMessage(err) }, "result stream ended"));
+  }
+
+  /** Resolves once the tail has delivered every result stored so far (at most {@link CATCH_UP_LIMIT_MS}). */
+  async caughtUp(broker: Broker): Promise<void> {
+    const until = Date.now() + CATCH_UP_LIMIT_MS;
+    for (;;) {
+      const info = await broker.jsm.streams.info(RESULTS_STREAM, { subjects_filter: resultSubjects(this.#runId) });
+      // Only the subjects sealed with their case's token hold results that can be accepted.
+      const stored = Object.keys(info.state.subjects ?? {}).filter((s) => {
+        const parts = resultSubjectParts(s);
+        return parts !== null && this.#results.selectedAt(parts.index) !== undefined && parts.seal === this.#tokens.seal(parts.index);
+      }).length;
+      if ((this.#results.size >= stored && this.#checking === 0) || Date.now() > until) return;
+      await sleep(50);
+    }
+  }
+
+  /** Stops the tail. */
+  close(): void {
+    void this.#tail?.close().catch(() => undefined);
+  }
+
+  /**
+   * A message from the results stream: accepted when it proves its delivery (result-check.ts) and
+   * comes from a worker present in the run; dropped when it does not prove it (said once per run
+   * and reason); recorded on its case when it holds the case's sealed subject but is unusable.
+   */
+  onResult(data: Uint8Array, subject: string): void {
+    const check = checkResultMessage(data, subject, { runId: this.#runId, tokens: this.#tokens, nameAt: (i) => this.#results.selectedAt(i)?.case.name });
+    if (check.kind === "drop") {
+      this.#dropped++;
+      if (check.drop === "version") this.#logOnce("version", subject, `disposing of result messages of another protocol version (said once per run): ${check.why}`);
+      else this.#logOnce(check.drop, subject, `dropping result messages that do not prove their delivery (said once per run and reason): ${check.why}`);
+      return;
+    }
+    if (check.kind === "spoiled") {
+      if (check.version) this.#logOnce("version", subject, `disposing of result messages of another protocol version (said once per run): ${check.why}`);
+      else this.#log.warn({ subject }, `disposing of a bad result: ${check.why}`);
+      this.#spoil(check.index, check.why, check.version ? "result of another protocol version" : "bad result message");
+      return;
+    }
+    const m = check.message;
+    const present = this.#presence(m.workerId);
+    if (present === true) this.accept(CaseResult.fromData(m.result), `result from ${m.workerId}`);
+    else if (present === false) this.#absent(m.index, m.workerId, subject);
+    else {
+      this.#checking++;
+      void present
+        .then((yes) => (yes ? this.accept(CaseResult.fromData(m.result), `result from ${m.workerId}`) : this.#absent(m.index, m.workerId, subject)))
+        .catch((err) => this.#log.warn({ subject, err: errorMessage(err) }, "could not check a result's worker; the case waits for reconciliation"))
+        .finally(() => this.#checking--);
+    }
+  }
+
+  /** Result messages dropped so far because they did not prove their delivery. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** A sealed result from a worker that is not present in the run: it holds the case's subject, so the case records why. */
+  #absent(index: number, workerId: string, subject: string): void {
+    const why = `result from worker ${workerId}, which is not present in the run`;
+    this.#logOnce("absent", subject, `disposing of results from workers not present in the run (said once per run): ${why}`);
+    this.#spoil(index, why, "result from a worker not present in the run");
+  }
+
+  /** Records `why` as the result of the case at `index`, unless it has one. */
+  #spoil(index: number, why: string, source: string): void {
+    const sel = this.#results.selectedAt(index);
+    if (sel && !this.#results.has(sel.index)) this.accept(this.errorResult(sel, `worker: ${why}`, 1), source);
+  }
+
+  /** A live event: a case started on a worker, or one of its run events (for `-v`). Disposable: a bad one is dropped. */
+  onEvent(data: Uint8Array, subject: string): void {
+    const raw = tryParseJson(utf8.decode(data));
+    const parsed = EventMessageSchema.safeParse(raw);
+    if (!parsed.success) {
+      const mismatch = versionMismatch(raw, { ours: NATS_PROTOCOL, what: "event message", who: "coordinator" });
+      if (mismatch !== null) this.#logOnce("event-version", subject, `disposing of event messages of another protocol version (said once per run): ${mismatch}`);
+      return;
+    }
+    if (parsed.data.runId !== this.#runId || indexOfSubject(subject) !== parsed.data.index) return;
+    const e = parsed.data;
+    const sel = this.#results.selectedAt(e.index);
+    if (!sel || this.#results.has(e.index)) return;
+    this.#listener.onWorkerActive();
+    if (e.kind === "started") {
+      if (this.#started.get(e.index) === e.workerId) return;
+      const first = !this.#started.has(e.index);
+      this.#started.set(e.index, e.workerId);
+      this.#listener.onInFlightChanged();
+      if (!first) return;
+      if (this.#hooks.onCaseStart) callSyncHook("onCaseStart", () => this.#hooks.onCaseStart!(sel.case), (m) => this.#log.warn({ index: e.index }, m));
+    } else if (e.event && this.#hooks.onRunEvent) {
+      callSyncHook("onRunEvent", () => this.#hooks.onRunEvent!(sel.case, e.event as RunEvent), (m) => this.#log.warn({ index: e.index }, m));
+    }
+  }
+
+  /** Offers a result; the first per case wins, and the case's `onCaseEnd` hook runs for it. */
+  accept(result: CaseResult, source: string): void {
+    // Costs from the price table, here where the results are collected (workers need no prices).
+    result.usage = priceUsage(result.usage, this.#prices);
+    const outcome = this.#results.add(result);
+    if (outcome !== "accepted") {
+      if (outcome === "unknown") this.#log.warn({ index: result.index, name: result.name }, `ignoring a ${source} for an unknown case`);
+      return;
+    }
+    if (this.#started.delete(result.index)) this.#listener.onInFlightChanged();
+    const sel = this.#results.selectedAt(result.index)!;
+    if (this.#hooks.onCaseEnd) callSyncHook("onCaseEnd", () => this.#hooks.onCaseEnd!(sel.case, result), (m) => result.addError(m));
+    this.#listener.onAccepted(result);
+  }
+
+  /** A result for a case that has none of its own (lost, or its result spoiled): `error`, after `attempts` deliveries; an `infra` failure. */
+  errorResult(sel: SelectedCase, error: string, attempts: number): CaseResult {
+    const result = new CaseResult({ name: sel.case.name, tags: sel.case.tags, index: sel.index });
+    if (sel.case.team) result.teamId = sel.case.componentId;
+    else result.agentId = sel.case.componentId;
+    result.attempts = attempts;
+    result.addError(error, "infra");
+    return result;
+  }
+
+  /** Logs `line` the first time a kind of bad message is met in the run. */
+  #logOnce(kind: string, subject: string, line: string): void {
+    if (this.#logged.has(kind)) return;
+    this.#logged.add(kind);
+    this.#log.warn({ subject }, line);
+  }
+
+  /** Every case in declaration order; one without a result is skipped with `skipReason` (and told to `onCaseEnd`). */
+  finish(skipReason: string): CaseResult[] {
+    const results = this.#results.finish(skipReason);
+    if (this.#hooks.onCaseEnd) {
+      for (const r of results) {
+        // Only the cases skipped here: a skipped result that arrived was told when it was accepted.
+        if (!r.skipped || this.#results.has(r.index)) continue;
+        const sel = this.#results.selectedAt(r.index)!;
+        callSyncHook("onCaseEnd", () => this.#hooks.onCaseEnd!(sel.case, r), (m) => r.addError(m));
+      }
+    }
+    return results;
+  }
+}

@@ -1,0 +1,215 @@
+import { Attr, SpanKind, SpanNames, endSpan, startSpan, traceparentOf } from "../../shared/tracing/spans.ts";
+import { isAbsolute, relative } from "node:path";
+import type { LimitTable } from "../../shared/limits/limit-spec.ts";
+import { AckPolicy, DeliverPolicy, type ConsumerConfig } from "@nats-io/jetstream";
+import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import type { Broker } from "../../shared/broker/setup.ts";
+import { isAlreadyTaken, isConsumerNotFound } from "../../shared/broker/api-codes.ts";
+import { processLabel } from "../../shared/broker/connection.ts";
+import { CASES_STREAM, caseMsgId, caseSubject, caseSubjects, indexOfSubject, runConsumer, runKeys } from "../../shared/broker/subjects.ts";
+import { EvalfleetError, ErrorCode, errorMessage } from "../../shared/errors.ts";
+import { sleep } from "../../shared/sleep.ts";
+import type { LoadedSuite } from "../../shared/suite.ts";
+import { encodeSelection } from "../../shared/wire/case-selection.ts";
+import type { RunTokens } from "../../shared/wire/case-token.ts";
+import { NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../../shared/wire/nats.ts";
+import { DEFAULT_ACK_WAIT_SECONDS, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_OUTPUT_KB, DEFAULT_TIMEOUT_SECONDS, resolveDefaultTimeout, resolveHookTimeouts, type ScoringMethod } from "../../shared/defaults.ts";
+import { checkPassThreshold, checkRepeat } from "../run/policy.ts";
+import type { SelectedCase } from "../run/select.ts";
+
+/**
+ * Putting a run on the broker: its manifest, the run's durable consumer on the cases stream, and
+ * one message per selected case (msg id `<run>:<index>`, so a republished case is deduplicated).
+ */
+
+/** Cases published at once (each waits for its PubAck), in messages. */
+const PUBLISH_WINDOW_MESSAGES = 256;
+/** Attempts per case message before publishing gives up (with a growing pause between them). */
+const PUBLISH_ATTEMPTS = 5;
+
+/** What the caller chose for a new run (the rest comes from the suite). */
+export interface ManifestSettings {
+  /** Seconds for cases that set none; default: the suite's, then {@link DEFAULT_TIMEOUT_SECONDS}. */
+  defaultTimeout?: number | null;
+  /** Seconds, the setup bound of cases that set none; default: the suite's, then 60. */
+  setupTimeout?: number | null;
+  /** Seconds, the teardown bound of cases that set none; default: the suite's, then 60. */
+  teardownTimeout?: number | null;
+  /** Largest output a worker keeps on a result, in bytes. Default {@link DEFAULT_MAX_OUTPUT_KB} KiB. */
+  maxOutputBytes?: number;
+  /** Keep each case's transcript within this many bytes (a recorded run). Default 0: none. */
+  maxTranscriptBytes?: number;
+  /** The response cache of the workers' model calls (`--cache`, `--cache shared`). Default none. */
+  cache?: RunManifest["cache"];
+  /** Default {@link DEFAULT_MAX_ATTEMPTS}. */
+  maxAttempts?: number;
+  /** Default {@link DEFAULT_ACK_WAIT_SECONDS}. */
+  ackWaitSeconds?: number;
+  /** Default false. */
+  forwardEvents?: boolean;
+  /** Default 1. */
+  repeat?: number;
+  /** Retries of a case whose failure is `infra` (`--retries`). Default 0. */
+  retries?: number;
+  /** Provider limits by key, merged (suite, `EVALFLEET_LIMITS`, `--limit`). Default: the suite's. */
+  limits?: LimitTable | null;
+  /** Default: the suite's; null: none. */
+  passThreshold?: number | null;
+  /** Evaluation functions of the suite applied to every case (already checked against the suite's). Default none. */
+  evalFunctions?: readonly string[] | null;
+  /** Default: each case's own. */
+  scoringMethod?: ScoringMethod | null;
+}
+
+/**
+ * The run's durable consumer on the cases stream: explicit acks, `ack_wait` and `max_deliver`
+ * from the manifest. Written once, for a new run and for a resumed run whose consumer is gone.
+ */
+export function runConsumerConfig(manifest: Pick<RunManifest, "runId" | "ackWaitSeconds" | "maxAttempts">): Partial<ConsumerConfig> & { durable_name: string } {
+  return {
+    durable_name: runConsumer(manifest.runId),
+    filter_subject: caseSubjects(manifest.runId),
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(manifest.ackWaitSeconds * 1000),
+    max_deliver: manifest.maxAttempts,
+    max_ack_pending: 10_000,
+  };
+}
+
+/** A new run's manifest: the suite, the selection, and the settings resolved against the suite's. */
+export function newManifest(runId: string, suite: LoadedSuite, selected: readonly SelectedCase[], settings: ManifestSettings): RunManifest {
+  return {
+    v: NATS_PROTOCOL,
+    runId,
+    suite: { name: suite.name, fingerprint: suite.fingerprint, path: manifestSuitePath(suite.path) },
+    selection: encodeSelection(selected.map((s) => s.index), suite.cases.length),
+    defaultTimeout: resolveDefaultTimeout(settings.defaultTimeout, suite.defaultTimeout),
+    ...hookSettings(settings, suite),
+    maxOutputBytes: settings.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_KB * 1024,
+    maxTranscriptBytes: Math.max(0, Math.floor(settings.maxTranscriptBytes ?? 0)),
+    cache: settings.cache ?? null,
+    maxAttempts: settings.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    ackWaitSeconds: settings.ackWaitSeconds ?? DEFAULT_ACK_WAIT_SECONDS,
+    forwardEvents: settings.forwardEvents ?? false,
+    repeat: checkRepeat(settings.repeat),
+    retries: settings.retries ?? 0,
+    limits: settings.limits ?? suite.limits ?? {},
+    // The suite's threshold applies unless the caller gives one (null included: "none").
+    passThreshold: checkPassThreshold(settings.passThreshold !== undefined ? settings.passThreshold : (suite.passThreshold ?? null)),
+    evalFunctions: [...(settings.evalFunctions ?? [])],
+    scoringMethod: settings.scoringMethod ?? null,
+    createdAt: new Date().toISOString(),
+    coordinator: { host: processLabel().split("/")[0]!, pid: process.pid },
+  };
+}
+
+/** The manifest's setup and teardown bounds: the caller's, else the suite's, else 60 s each. */
+function hookSettings(settings: ManifestSettings, suite: LoadedSuite): { setupTimeout: number; teardownTimeout: number } {
+  const hooks = resolveHookTimeouts({ setup: settings.setupTimeout, teardown: settings.teardownTimeout }, { setup: suite.setupTimeoutSeconds, teardown: suite.teardownTimeoutSeconds });
+  return { setupTimeout: hooks.setup, teardownTimeout: hooks.teardown };
+}
+
+/**
+ * The suite's path as a manifest records it: relative to the working directory when the suite is
+ * inside it (so `coordinator resume RUN_ID` finds it from the same folder of another checkout or
+ * a replacement pod), absolute otherwise.
+ */
+export function manifestSuitePath(path: string, cwd: string = process.cwd()): string {
+  const rel = relative(cwd, path);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
+}
+
+/**
+ * Creates a new run: refuses an id already taken, creates the run's consumer, then the manifest.
+ * The consumer exists before the manifest, so a worker that sees the manifest can always bind.
+ */
+export async function createRun(nc: NatsConnection, broker: Broker, manifest: RunManifest): Promise<void> {
+  const { kv, jsm } = broker;
+  const runId = manifest.runId;
+  await refuseExistingRun(broker, runId);
+  await jsm.consumers.add(CASES_STREAM, runConsumerConfig(manifest));
+  const text = JSON.stringify(manifest);
+  const limit = nc.info?.max_payload;
+  if (limit && Buffer.byteLength(text) > limit) {
+    throw new EvalfleetError(ErrorCode.BrokerConfig, `the run's manifest is ${Buffer.byteLength(text)} bytes, over the server's max_payload of ${limit}: raise max_payload on the NATS server`);
+  }
+  try {
+    await kv.create(runKeys.manifest(runId), text);
+  } catch (err) {
+    // Only "the key exists" means another run has this id; anything else is said as it is.
+    if (isAlreadyTaken(err)) throw new EvalfleetError(ErrorCode.RunExists, `run '${runId}' already exists`);
+    throw new EvalfleetError(ErrorCode.BrokerUnreachable, `could not create run '${runId}': ${errorMessage(err)}`);
+  }
+}
+
+/** Throws RUN_EXISTS when a run with this id has a manifest already. */
+export async function refuseExistingRun(broker: Broker, runId: string): Promise<void> {
+  if (await broker.kv.get(runKeys.manifest(runId))) {
+    throw new EvalfleetError(ErrorCode.RunExists, `run '${runId}' already exists: use 'evalfleet coordinator resume ${runId}' to finish it, or pick another --run-id`);
+  }
+}
+
+/** Re-creates the run's consumer when it is gone (a resumed run whose coordinator died early). */
+export async function ensureRunConsumer(broker: Broker, manifest: RunManifest): Promise<void> {
+  try {
+    await broker.jsm.consumers.info(CASES_STREAM, runConsumer(manifest.runId));
+  } catch (err) {
+    if (!isConsumerNotFound(err)) throw err;
+    await broker.jsm.consumers.add(CASES_STREAM, runConsumerConfig(manifest));
+  }
+}
+
+/** The indexes of the run's cases still stored on the cases stream (queued or in flight). */
+export async function queuedCaseIndexes(broker: Broker, runId: string): Promise<Set<number>> {
+  const queued = new Set<number>();
+  const info = await broker.jsm.streams.info(CASES_STREAM, { subjects_filter: caseSubjects(runId) });
+  for (const subject of Object.keys(info.state.subjects ?? {})) {
+    const i = indexOfSubject(subject);
+    if (i !== null) queued.add(i);
+  }
+  return queued;
+}
+
+/**
+ * Publishes one message per case, {@link PUBLISH_WINDOW_MESSAGES} at a time, until done or
+ * `stopping()` says the run is being cancelled. Returns how many were published.
+ */
+export async function publishCases(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly SelectedCase[], stopping: () => boolean): Promise<number> {
+  const runId = manifest.runId;
+  let published = 0;
+  // With tracing on, one span for the publishing, under the run's; every case message carries it.
+  const span = startSpan(SpanNames.publish, { [Attr.runId]: runId, [Attr.cases]: cases.length }, undefined, SpanKind.PRODUCER);
+  const traceparent = traceparentOf(span ?? undefined);
+  try {
+    published = await publishWindows(broker, manifest, tokens, cases, stopping, traceparent);
+  } catch (err) {
+    endSpan(span, errorMessage(err));
+    throw err;
+  }
+  endSpan(span);
+  return published;
+}
+
+async function publishWindows(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly SelectedCase[], stopping: () => boolean, traceparent: string | null): Promise<number> {
+  const runId = manifest.runId;
+  let published = 0;
+  for (let i = 0; i < cases.length && !stopping(); i += PUBLISH_WINDOW_MESSAGES) {
+    await Promise.all(
+      cases.slice(i, i + PUBLISH_WINDOW_MESSAGES).map(async (s) => {
+        const msg: CaseMessage = { v: NATS_PROTOCOL, runId, index: s.index, name: s.case.name, fingerprint: manifest.suite.fingerprint, token: tokens.token(s.index), ...(traceparent ? { traceparent } : {}) };
+        for (let tries = 1; ; tries++) {
+          try {
+            await broker.publisher.publish(caseSubject(runId, s.index), JSON.stringify(msg), { msgId: caseMsgId(runId, s.index) });
+            published++;
+            return;
+          } catch (err) {
+            if (tries >= PUBLISH_ATTEMPTS) throw new EvalfleetError(ErrorCode.BrokerUnreachable, `cannot publish case ${s.index}: ${errorMessage(err)}`);
+            await sleep(200 * 2 ** tries);
+          }
+        }
+      }),
+    );
+  }
+  return published;
+}

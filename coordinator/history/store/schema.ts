@@ -1,0 +1,208 @@
+/**
+ * The results store's schema, one for SQLite and PostgreSQL, as numbered migrations. Pure: SQL
+ * text only; the drivers apply it (in one transaction, under a lock) and record each version in
+ * `evalfleet_schema`.
+ *
+ * Conventions, so one set of queries serves both databases:
+ * - timestamps are TEXT in ISO 8601 UTC with milliseconds (`2026-11-30T09:44:00.000Z`): they sort
+ *   as text and round-trip exactly;
+ * - JSON is TEXT (not JSONB, which reorders keys: `report` must stay byte-for-byte the report's);
+ * - booleans are BOOLEAN in PostgreSQL and 0/1 in SQLite; numbers that may be fractional are
+ *   DOUBLE PRECISION / REAL.
+ *
+ * History: version 1 (runs and case results); version 2 (tokens and cost per case, standalone
+ * AgentAsJudgeEval evaluations, the branch index used by `--fail-on-regression` and `flaky`); version 3
+ * (Exulu's run fields: a run's name, description, agent or team, evaluation functions, scoring
+ * method and pass threshold; a case's id and metadata);
+ * version 4 (a run's heartbeat, `heartbeat_at`, so that runs whose process died are closed as `abandoned`);
+ * version 5 (the model providers: a case's `error_kind` and its judge's tokens and cost beside the
+ * agent's; a run's infrastructure errors, tokens and cost);
+ * version 6 (each case's full run output, `case_transcripts`, in a table of its own so that the
+ * history's queries never read it; a run's link to the run it re-grades, `regraded_from`).
+ * Never edit a released migration: add the next one.
+ */
+
+/** The databases the store speaks. */
+export type Dialect = "sqlite" | "postgres";
+
+/** The schema version this evalfleet writes. */
+export const SCHEMA_VERSION = 6;
+
+/** The table that records applied versions. */
+export const SCHEMA_TABLE = "evalfleet_schema";
+
+/** One migration: the statements that take the schema from `version - 1` to `version`. */
+export interface Migration {
+  version: number;
+  description: string;
+  statements: (dialect: Dialect) => string[];
+}
+
+function types(d: Dialect): { real: string; bool: string } {
+  return d === "postgres" ? { real: "DOUBLE PRECISION", bool: "BOOLEAN" } : { real: "REAL", bool: "INTEGER" };
+}
+
+/** Every migration, in order. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "eval runs and case results",
+    statements: (d) => {
+      const t = types(d);
+      return [
+        `CREATE TABLE eval_runs (
+          id TEXT PRIMARY KEY,
+          kind TEXT NOT NULL,
+          suite_name TEXT NOT NULL,
+          suite_fingerprint TEXT,
+          suite_path TEXT,
+          selection TEXT NOT NULL,
+          config TEXT NOT NULL,
+          judge_model TEXT,
+          timeout_seconds ${t.real},
+          started_at TEXT NOT NULL,
+          finished_at TEXT,
+          status TEXT NOT NULL,
+          total INTEGER,
+          passed INTEGER,
+          failed INTEGER,
+          skipped INTEGER,
+          duration_seconds ${t.real},
+          summary TEXT,
+          git_commit TEXT,
+          git_branch TEXT,
+          host TEXT
+        )`,
+        `CREATE INDEX eval_runs_suite_started ON eval_runs (suite_name, started_at)`,
+        `CREATE TABLE case_results (
+          run_id TEXT NOT NULL REFERENCES eval_runs (id) ON DELETE CASCADE,
+          case_index INTEGER NOT NULL,
+          name TEXT NOT NULL,
+          agent_id TEXT,
+          team_id TEXT,
+          tags TEXT NOT NULL,
+          session_id TEXT NOT NULL,
+          duration_seconds ${t.real} NOT NULL,
+          judge_passed ${t.bool},
+          judge_reason TEXT,
+          judge_score ${t.real},
+          reliability_passed ${t.bool},
+          reliability_passed_calls TEXT,
+          reliability_failed_calls TEXT,
+          reliability_additional_calls TEXT,
+          reliability_missing_calls TEXT,
+          output TEXT,
+          tools_called TEXT NOT NULL,
+          timed_out ${t.bool} NOT NULL,
+          skipped ${t.bool} NOT NULL,
+          passed ${t.bool} NOT NULL,
+          error TEXT,
+          score_value ${t.real},
+          score_passed ${t.bool},
+          score_reason TEXT,
+          score_detail TEXT,
+          attempts INTEGER NOT NULL,
+          worker TEXT,
+          report TEXT NOT NULL,
+          recorded_at TEXT NOT NULL,
+          PRIMARY KEY (run_id, case_index)
+        )`,
+        `CREATE INDEX case_results_name ON case_results (name, run_id)`,
+      ];
+    },
+  },
+  {
+    version: 2,
+    description: "tokens and cost per case, standalone judge evaluations, branch index",
+    statements: (d) => {
+      const t = types(d);
+      return [
+        `ALTER TABLE case_results ADD COLUMN input_tokens INTEGER`,
+        `ALTER TABLE case_results ADD COLUMN output_tokens INTEGER`,
+        `ALTER TABLE case_results ADD COLUMN total_tokens INTEGER`,
+        `ALTER TABLE case_results ADD COLUMN cost_usd ${t.real}`,
+        `CREATE TABLE judge_evaluations (
+          run_id TEXT NOT NULL REFERENCES eval_runs (id) ON DELETE CASCADE,
+          position INTEGER NOT NULL,
+          input TEXT NOT NULL,
+          output TEXT NOT NULL,
+          criteria TEXT NOT NULL,
+          score ${t.real},
+          reason TEXT,
+          passed ${t.bool},
+          failure TEXT,
+          PRIMARY KEY (run_id, position)
+        )`,
+        `CREATE INDEX eval_runs_branch ON eval_runs (suite_name, git_branch, started_at)`,
+      ];
+    },
+  },
+  {
+    version: 3,
+    description: "run name, description, agent or team, evaluation functions, scoring method, pass threshold; case id and metadata",
+    statements: (d) => {
+      const t = types(d);
+      return [
+        `ALTER TABLE eval_runs ADD COLUMN name TEXT`,
+        `ALTER TABLE eval_runs ADD COLUMN description TEXT`,
+        `ALTER TABLE eval_runs ADD COLUMN agent_id TEXT`,
+        `ALTER TABLE eval_runs ADD COLUMN team_id TEXT`,
+        `ALTER TABLE eval_runs ADD COLUMN eval_functions TEXT`,
+        `ALTER TABLE eval_runs ADD COLUMN scoring_method TEXT`,
+        `ALTER TABLE eval_runs ADD COLUMN pass_threshold ${t.real}`,
+        `ALTER TABLE case_results ADD COLUMN case_id TEXT`,
+        `ALTER TABLE case_results ADD COLUMN metadata TEXT`,
+      ];
+    },
+  },
+  {
+    version: 4,
+    description: "a run's heartbeat (runs whose process died are closed as abandoned)",
+    statements: () => [`ALTER TABLE eval_runs ADD COLUMN heartbeat_at TEXT`],
+  },
+  {
+    version: 5,
+    description: "error kind and judge tokens per case; infrastructure errors, tokens and cost per run",
+    statements: (d) => {
+      const t = types(d);
+      return [
+        `ALTER TABLE case_results ADD COLUMN error_kind TEXT`,
+        `ALTER TABLE case_results ADD COLUMN judge_input_tokens INTEGER`,
+        `ALTER TABLE case_results ADD COLUMN judge_output_tokens INTEGER`,
+        `ALTER TABLE case_results ADD COLUMN judge_total_tokens INTEGER`,
+        `ALTER TABLE case_results ADD COLUMN judge_cost_usd ${t.real}`,
+        `ALTER TABLE eval_runs ADD COLUMN infra_errors INTEGER`,
+        `ALTER TABLE eval_runs ADD COLUMN total_tokens INTEGER`,
+        `ALTER TABLE eval_runs ADD COLUMN cost_usd ${t.real}`,
+      ];
+    },
+  },
+  {
+    version: 6,
+    description: "each case's full run output (transcript); a regraded run's source",
+    statements: (d) => {
+      const t = types(d);
+      return [
+        `CREATE TABLE case_transcripts (
+          run_id TEXT NOT NULL REFERENCES eval_runs (id) ON DELETE CASCADE,
+          case_index INTEGER NOT NULL,
+          transcript TEXT NOT NULL,
+          bytes INTEGER NOT NULL,
+          cut ${t.bool} NOT NULL,
+          PRIMARY KEY (run_id, case_index)
+        )`,
+        `ALTER TABLE eval_runs ADD COLUMN regraded_from TEXT`,
+      ];
+    },
+  },
+];
+
+/** The statement that creates the version table (idempotent). */
+export function schemaTableStatement(): string {
+  return `CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)`;
+}
+
+/** The migrations still to apply to a database at `current`, up to `target` (default: the latest). */
+export function pendingMigrations(current: number, target: number = SCHEMA_VERSION): Migration[] {
+  return MIGRATIONS.filter((m) => m.version > current && m.version <= target);
+}

@@ -1,0 +1,151 @@
+import { EvalfleetError, ErrorCode } from "../errors.ts";
+
+/**
+ * Every NATS name evalfleet uses (subjects, streams, consumers, KV keys), built in this one place.
+ *
+ * ```
+ * KV     EVALFLEET_RUNS     <run>.manifest  <run>.state  <run>.cancel  <run>.workers.<worker>
+ * KV     EVALFLEET_RUN_KEYS <run>                             the run's key (coordinators only)
+ * KV     EVALFLEET_CACHE    <sha256>                          shared response cache (`--cache shared`)
+ * stream EVALFLEET_CASES    evalfleet.<run>.cases.<index>     WorkQueue
+ * stream EVALFLEET_RESULTS  evalfleet.<run>.results.<index>-<seal>   Limits
+ * core   evalfleet.<run>.events.<index>                       live progress, disposable
+ * core   evalfleet.<run>.limits.acquire                       a worker asks the coordinator for a provider permit (request/reply)
+ * core   evalfleet.<run>.limits.release                       a worker gives a permit back, with what the provider said
+ * KV     EVALFLEET_RUNS     <run>.limits                      the coordinator's pace and counts per provider key (status)
+ * consumer run-<run> on EVALFLEET_CASES
+ * ```
+ */
+
+/** Work-queue stream of queued and in-flight cases. */
+export const CASES_STREAM = "EVALFLEET_CASES";
+/** Limits stream of results, one per case (create-only per subject). */
+export const RESULTS_STREAM = "EVALFLEET_RESULTS";
+/** KV bucket of run records: manifest, state, cancel, worker presence. */
+export const RUNS_BUCKET = "EVALFLEET_RUNS";
+/**
+ * KV bucket of run keys, one per run (shared/wire/case-token.ts): readable and writable by the
+ * coordinator's NATS user only. The shipped permissions give a worker's user no access to it.
+ */
+export const RUN_KEYS_BUCKET = "EVALFLEET_RUN_KEYS";
+/**
+ * KV bucket of the shared response cache (`--cache shared`): one model answer per key, the key a
+ * SHA-256 of the request (worker/models/response-cache.ts). Workers read and write it.
+ */
+export const CACHE_BUCKET = "EVALFLEET_CACHE";
+
+/** The key of a cached answer in {@link CACHE_BUCKET}: the request's SHA-256, checked to be one. */
+export function cacheBucketKey(hash: string): string {
+  if (!/^[0-9a-f]{64}$/.test(hash)) throw new EvalfleetError(ErrorCode.Usage, `a response cache key is a SHA-256 in hex, got '${hash.slice(0, 80)}'`);
+  return hash;
+}
+
+/** Subject root. */
+export const SUBJECT_ROOT = "evalfleet";
+
+/** Subjects bound to {@link CASES_STREAM}. */
+export const CASES_STREAM_SUBJECTS = [`${SUBJECT_ROOT}.*.cases.*`];
+/** Subjects bound to {@link RESULTS_STREAM}. */
+export const RESULTS_STREAM_SUBJECTS = [`${SUBJECT_ROOT}.*.results.*`];
+
+const TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** A run id must be one subject token (letters, digits, `_`, `-`). Throws a usage error otherwise. */
+export function assertRunId(runId: string): string {
+  if (!TOKEN.test(runId)) {
+    throw new EvalfleetError(ErrorCode.Usage, `run id must be 1-128 letters, digits, '_' or '-', got '${runId}'`, { field: "runId", value: runId });
+  }
+  return runId;
+}
+
+/** Reduces any label (a host name, a pod name) to a subject token. */
+export function toToken(label: string): string {
+  const t = label.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128);
+  return t.length > 0 ? t : "_";
+}
+
+/** The subject of one case of a run. */
+export function caseSubject(runId: string, index: number): string {
+  return `${SUBJECT_ROOT}.${runId}.cases.${index}`;
+}
+/** Every case subject of a run (for purges and stream-info filters). */
+export function caseSubjects(runId: string): string {
+  return `${SUBJECT_ROOT}.${runId}.cases.*`;
+}
+/**
+ * The subject of one case's result: `<index>-<seal>`, the seal of the case's delivery token
+ * (shared/wire/case-token.ts). One subject token, so the results stream's subjects and the
+ * permissions that name them are those of every evalfleet version.
+ */
+export function resultSubject(runId: string, index: number, seal: string): string {
+  return `${SUBJECT_ROOT}.${runId}.results.${index}-${seal}`;
+}
+/** The case index and the seal of a result subject; `seal` is null when the subject carries none. Null when it is not a result subject. */
+export function resultSubjectParts(subject: string): { index: number; seal: string | null } | null {
+  const m = /^[^.]+\.[^.]+\.results\.(\d+)(?:-([0-9a-f]{32}))?$/.exec(subject);
+  return m ? { index: Number(m[1]), seal: m[2] ?? null } : null;
+}
+/** Every result subject of a run. */
+export function resultSubjects(runId: string): string {
+  return `${SUBJECT_ROOT}.${runId}.results.*`;
+}
+/** The core subject of a case's live events. */
+export function eventSubject(runId: string, index: number): string {
+  return `${SUBJECT_ROOT}.${runId}.events.${index}`;
+}
+/** Every event subject of a run. */
+export function eventSubjects(runId: string): string {
+  return `${SUBJECT_ROOT}.${runId}.events.*`;
+}
+/** The core subject on which a run's workers ask its coordinator for provider permits (request/reply). */
+export function limitAcquireSubject(runId: string): string {
+  return `${SUBJECT_ROOT}.${runId}.limits.acquire`;
+}
+/** The core subject on which a run's workers give provider permits back. */
+export function limitReleaseSubject(runId: string): string {
+  return `${SUBJECT_ROOT}.${runId}.limits.release`;
+}
+/** The durable consumer of a run on {@link CASES_STREAM}. */
+export function runConsumer(runId: string): string {
+  return `run-${runId}`;
+}
+/** Message id of a published case (dedup within the stream's window). */
+export function caseMsgId(runId: string, index: number): string {
+  return `${runId}:${index}`;
+}
+/**
+ * Message id of a published result. It carries the seal: an id anyone could compute would let a
+ * forgery published first make the real result a "duplicate" the stream drops.
+ */
+export function resultMsgId(runId: string, index: number, seal: string): string {
+  return `${runId}:${index}:r:${seal}`;
+}
+/** The index in a case, result or event subject, or `null` when the subject is not one. */
+export function indexOfSubject(subject: string): number | null {
+  const m = /^[^.]+\.[^.]+\.(?:cases|events)\.(\d+)$/.exec(subject);
+  return m ? Number(m[1]) : (resultSubjectParts(subject)?.index ?? null);
+}
+
+/** KV keys of a run. */
+export const runKeys = {
+  manifest: (runId: string) => `${runId}.manifest`,
+  state: (runId: string) => `${runId}.state`,
+  cancel: (runId: string) => `${runId}.cancel`,
+  /** The coordinator's provider limiter, per key (pace, in flight, 429s, tokens): `coordinator status` reads it. */
+  limits: (runId: string) => `${runId}.limits`,
+  worker: (runId: string, workerId: string) => `${runId}.workers.${toToken(workerId)}`,
+  workers: (runId: string) => `${runId}.workers.*`,
+  everything: (runId: string) => `${runId}.>`,
+  /** Every manifest of every run (a standing worker pool watches this). */
+  allManifests: () => `*.manifest`,
+};
+/** The run id of a `<run>.manifest` key. */
+export function runOfManifestKey(key: string): string | null {
+  const m = /^([^.]+)\.manifest$/.exec(key);
+  return m ? m[1]! : null;
+}
+
+/** The advisory the server raises when a case message of a run used up its deliveries. */
+export function maxDeliveriesAdvisory(runId: string): string {
+  return `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${CASES_STREAM}.${runConsumer(runId)}`;
+}

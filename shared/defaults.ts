@@ -1,0 +1,168 @@
+import { availableParallelism } from "node:os";
+
+/**
+ * Every default value of evalfleet, written once. commander's `.default()` (so `--help` shows
+ * them), the config modules and every `?? fallback` in the library read them from here. Pure; the
+ * only I/O-like call is the CPU count of {@link defaultThreads}.
+ */
+
+// ---- a case and its timeouts ----------------------------------------------------------------
+
+/** Per-case timeout in seconds when neither the case, the runner (`--timeout`) nor the suite sets one. */
+export const DEFAULT_TIMEOUT_SECONDS = 120;
+/** Seconds past a case's deadline before the thread stuck in it is terminated (`--grace`). */
+export const DEFAULT_GRACE_SECONDS = 5;
+
+/**
+ * Bound on a case's `setup` hook in seconds when neither the case, the runner (`--setup-timeout`)
+ * nor the suite sets one. Setup stays outside the case's timeout (Agno D3/D11) but is never unbounded.
+ */
+export const DEFAULT_SETUP_TIMEOUT_SECONDS = 60;
+/** Bound on a case's `teardown` hook in seconds, as {@link DEFAULT_SETUP_TIMEOUT_SECONDS} (`--teardown-timeout`). */
+export const DEFAULT_TEARDOWN_TIMEOUT_SECONDS = 60;
+/** Bound on loading a suite file (its import, top-level awaits and datasets), in seconds (`--load-timeout`). */
+export const DEFAULT_LOAD_TIMEOUT_SECONDS = 60;
+/** Largest case output kept in a result, in KiB (UTF-8); longer output is cut with a marker (`--max-output-kb`). */
+export const DEFAULT_MAX_OUTPUT_KB = 256;
+/**
+ * Largest full run output (transcript) kept per case when a run is recorded, in KiB of its JSON
+ * (UTF-8); a bigger one is cut, saying so (`--max-transcript-kb`; 0 keeps none).
+ */
+export const DEFAULT_MAX_TRANSCRIPT_KB = 256;
+
+// ---- the response cache of the built-in model clients (`--cache`) ----------------------------
+
+/** Seconds a cached model answer stays good (`--cache-ttl`): 7 days. */
+export const DEFAULT_CACHE_TTL_SECONDS = 7 * 24 * 3600;
+/** Where `--cache` keeps answers, relative to the working directory (`evalfleet cache clear` empties it). */
+export const DEFAULT_CACHE_DIR = ".evalfleet/cache";
+/** Largest answer kept in the shared cache, in bytes (a NATS KV value stays under the 1 MiB payload limit). */
+export const MAX_SHARED_CACHE_VALUE_BYTES = 900 * 1024;
+/** Bound on one shared-cache lookup from a worker thread, in milliseconds: past it, the call is a miss. */
+export const SHARED_CACHE_LOOKUP_MS = 5000;
+
+/** Bound on connecting one MCP client a suite declares, in milliseconds. */
+export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
+
+// ---- how many run at once -------------------------------------------------------------------
+
+/** Cases in flight at once on a pool of worker threads (`evalfleet run`, `evalfleet worker`, `runSuiteLocal`, `CasePool`). */
+export const DEFAULT_CONCURRENCY = 4;
+/** Cases in flight at once in the calling thread (`runCases`, `cli(cases)`, `--threads 0`): 1 keeps Agno's sequential order. */
+export const DEFAULT_INLINE_CONCURRENCY = 1;
+
+/**
+ * Worker threads when none is asked for: the smaller of the CPU count and `concurrency` (more
+ * threads than cases in flight would only idle), at least 1. The one threads default of every pool.
+ */
+export function defaultThreads(concurrency: number): number {
+  return Math.max(1, Math.min(availableParallelism(), concurrency));
+}
+
+// ---- distributed runs (NATS JetStream) ------------------------------------------------------
+
+/** Where the broker is when neither `--nats` nor `NATS_URL` says. */
+export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
+/** Seconds before an unacknowledged case is redelivered (`--ack-wait`; workers extend it while a case runs). */
+export const DEFAULT_ACK_WAIT_SECONDS = 30;
+/** Deliveries per case before it is recorded as lost (`--max-attempts`). */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** Retries of a case whose failure is `infra` (`--retries`): none unless asked. */
+export const DEFAULT_RETRIES = 0;
+/** After a cancel, seconds in-flight cases get to report before the report is final (`--cancel-grace`). */
+export const DEFAULT_CANCEL_GRACE_SECONDS = 15;
+/** Seconds the broker may be unreachable before a run is given up, exit 3 (`--broker-timeout`). */
+export const DEFAULT_BROKER_TIMEOUT_SECONDS = 30;
+/** Seconds to wait for a compatible worker to join before a run is given up, exit 3 (`--wait-for-workers`). */
+export const DEFAULT_WAIT_FOR_WORKERS_SECONDS = 60;
+/** Seconds between two writes of a run's state record by its coordinator (its heartbeat). */
+export const COORDINATOR_HEARTBEAT_SECONDS = 5;
+/**
+ * Seconds without a heartbeat after which `coordinator status` says the run's coordinator is
+ * lost: four heartbeats missed, more than a busy coordinator or a short broker hiccup explains.
+ */
+export const COORDINATOR_LOST_SECONDS = 20;
+/** Seconds between two reconciliations of lost cases by the coordinator. */
+export const DEFAULT_RECONCILE_SECONDS = 5;
+/** On SIGTERM, seconds a worker's in-flight cases get to finish before they are handed back (`--drain`). */
+export const DEFAULT_DRAIN_SECONDS = 20;
+/** Replicas of the streams and the runs bucket when `EVALFLEET_STREAM_REPLICAS` is unset. */
+export const DEFAULT_STREAM_REPLICAS = 1;
+/** The run id's prefix when `EVALFLEET_RUN_PREFIX` is unset (`<prefix>-<trailing number of EVALFLEET_JOB_NAME>`). */
+export const DEFAULT_RUN_PREFIX = "job";
+/** Why a run was cancelled when `evalfleet coordinator cancel --reason` is not given. */
+export const DEFAULT_CANCEL_REASON = "cancelled from the command line";
+
+// ---- HTTP endpoints (worker health and metrics, queue metrics) ------------------------------
+
+/** Interface the HTTP endpoints bind when neither `--http-host` nor `EVALFLEET_HTTP_HOST` says. */
+export const DEFAULT_HTTP_HOST = "0.0.0.0";
+
+// ---- data-driven checks and runs in Exulu's terms -------------------------------------------
+
+/** The scoring methods of `expected_output` (the choices of `--scoring-method`), in the order the documentation lists them. */
+export const SCORING_METHODS = ["exact", "contains", "regex", "json", "numeric", "judge"] as const;
+/** One of {@link SCORING_METHODS}; see shared/datasets/expected-output-methods.ts for what each does. */
+export type ScoringMethod = (typeof SCORING_METHODS)[number];
+/** The scoring method when neither the run (`--scoring-method`), the row (`scoring_method`), the dataset nor the case names one. */
+export const DEFAULT_SCORING_METHOD: ScoringMethod = "exact";
+
+// ---- judge, store, history ------------------------------------------------------------------
+
+/** The default judge's model when `EVALFLEET_JUDGE_MODEL` is unset. */
+export const DEFAULT_JUDGE_MODEL = "gpt-5-mini";
+/** Bound on each judge call of a standalone `AgentAsJudgeEval`, in seconds. */
+export const DEFAULT_JUDGE_TIMEOUT_SECONDS = 120;
+/** Bound on connecting to the results store, each write and the final flush, in seconds (`--db-timeout`). */
+export const DEFAULT_STORE_TIMEOUT_SECONDS = 10;
+/** Seconds between two heartbeats of a recorded run (the recording process says it is alive). */
+export const STORE_HEARTBEAT_SECONDS = 30;
+/**
+ * Seconds without a heartbeat after which a run left `running` in the results store is closed as
+ * `abandoned` (by the next recorded run's start, or a history command): twenty heartbeats missed,
+ * so a database that is slow for a while never closes a live run.
+ */
+export const RUN_ABANDONED_SECONDS = 600;
+/** Runs the history commands look at: `runs --limit`, `flaky --last`, `report --last`. */
+export const DEFAULT_HISTORY_RUNS = 20;
+/** The suite name of a run of cases that belong to no suite file (`runCases`, `cli(cases)`). */
+export const DEFAULT_SUITE_NAME = "evals";
+
+// ---- logging --------------------------------------------------------------------------------
+
+/** The structured log levels, most severe first (`--log-level`). */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** Log level of a run (`evalfleet run`, `list`, `coordinator run`, `cli(cases)`) and of the library's loggers and threads. */
+export const DEFAULT_RUN_LOG_LEVEL: LogLevel = "warn";
+/** Log level of the standing services (`evalfleet worker`, `evalfleet queue-metrics`). */
+export const DEFAULT_SERVICE_LOG_LEVEL: LogLevel = "info";
+
+// ---- resolution chains ----------------------------------------------------------------------
+
+/**
+ * The per-case timeout, in seconds, of cases that set none: the runner's (`--timeout`, the
+ * `defaultTimeout` option), else the suite's, else {@link DEFAULT_TIMEOUT_SECONDS}. The one place
+ * this chain is resolved; a case's own `timeoutSeconds` still wins over the result
+ * (`Case.resolveTimeout`).
+ */
+export function resolveDefaultTimeout(runner: number | null | undefined, suite: number | null | undefined = null): number {
+  return runner ?? suite ?? DEFAULT_TIMEOUT_SECONDS;
+}
+
+/**
+ * The setup and teardown bounds, in seconds, of cases that set none: the runner's
+ * (`--setup-timeout`, `--teardown-timeout`), else the suite's, else 60 s each. A case's own
+ * `setupTimeoutSeconds` / `teardownTimeoutSeconds` still wins (`Case.resolveHookTimeouts`).
+ */
+export function resolveHookTimeouts(
+  runner: { setup?: number | null; teardown?: number | null },
+  suite: { setup?: number | null; teardown?: number | null } = {},
+): { setup: number; teardown: number } {
+  return {
+    setup: runner.setup ?? suite.setup ?? DEFAULT_SETUP_TIMEOUT_SECONDS,
+    teardown: runner.teardown ?? suite.teardown ?? DEFAULT_TEARDOWN_TIMEOUT_SECONDS,
+  };
+}

@@ -1,0 +1,197 @@
+import * as z from "zod";
+import { LimitTableSchema } from "../limits/limit-spec.ts";
+import { CaseSelectionSchema } from "./case-selection.ts";
+import { CASE_TOKEN_PATTERN } from "./case-token.ts";
+import { CaseResultDataSchema } from "./result-data.ts";
+import { DEFAULT_MAX_OUTPUT_KB, DEFAULT_SETUP_TIMEOUT_SECONDS, DEFAULT_TEARDOWN_TIMEOUT_SECONDS, SCORING_METHODS } from "../defaults.ts";
+
+/**
+ * The NATS protocol (distributed mode): the run records in the KV bucket and the case, result
+ * and event messages, as zod schemas. Every one carries `v`, the protocol version. Types come from
+ * `z.infer`; receivers validate before they trust.
+ */
+
+/**
+ * Version of the NATS protocol; a message of another version is refused with a clear error
+ * (see protocol.ts). Across versions only the envelopes below stay the same, so that a refusal
+ * is understood by a process speaking the other version.
+ */
+export const NATS_PROTOCOL = 3;
+const V = z.literal(NATS_PROTOCOL);
+
+/** `<run>.manifest`: what a run is, written once by the coordinator. */
+export const RunManifestSchema = z.object({
+  v: V,
+  runId: z.string(),
+  /**
+   * The suite: its name, fingerprint, and path relative to the coordinator's working directory
+   * (absolute when the suite is outside it), which `coordinator resume RUN_ID` resolves against its own.
+   */
+  suite: z.object({ name: z.string(), fingerprint: z.string().length(64), path: z.string() }),
+  /** The selected cases (see case-selection.ts); the suite's fingerprint says which suite they index. */
+  selection: CaseSelectionSchema,
+  /** Seconds, for cases that set none (already resolved: flag, suite, 120). */
+  defaultTimeout: z.number().nonnegative(),
+  /**
+   * Seconds, the setup and teardown bounds of cases that set none (resolved: flag, suite, 60).
+   * Defaults keep a manifest of an evalfleet without them readable (same protocol version).
+   */
+  setupTimeout: z.number().nonnegative().default(DEFAULT_SETUP_TIMEOUT_SECONDS),
+  teardownTimeout: z.number().nonnegative().default(DEFAULT_TEARDOWN_TIMEOUT_SECONDS),
+  /** Largest output a worker keeps on a result, in bytes (`--max-output-kb`). */
+  maxOutputBytes: z.number().int().positive().default(DEFAULT_MAX_OUTPUT_KB * 1024),
+  /**
+   * Keep each case's transcript within this many bytes of JSON, published with its result (a
+   * recorded run, `--max-transcript-kb`); 0 keeps none. Default 0, so an older manifest reads.
+   */
+  maxTranscriptBytes: z.number().int().nonnegative().default(0),
+  /**
+   * The response cache of the built-in model clients (`--cache`): each worker's own folder
+   * (`local`, `.evalfleet/cache` in its working directory) or the fleet's (`shared`, the
+   * EVALFLEET_CACHE bucket); `ttlSeconds` how long an answer stays good. Default null: none.
+   */
+  cache: z.object({ kind: z.enum(["local", "shared"]), ttlSeconds: z.number().positive() }).nullable().default(null),
+  /** Deliveries per case before it is recorded as lost. */
+  maxAttempts: z.number().int().positive(),
+  /** Seconds before an unacknowledged case is redelivered; workers keep leases alive well within it. */
+  ackWaitSeconds: z.number().positive(),
+  /** Whether workers stream run events (`-v`). */
+  forwardEvents: z.boolean(),
+  /**
+   * Provider limits by key (the suite's, `EVALFLEET_LIMITS`, `--limit`), enforced fleet-wide by the
+   * coordinator's permits; a worker that cannot reach the coordinator paces itself by them. Default none.
+   */
+  limits: LimitTableSchema.default({}),
+  /** Retries of a case whose failure is `infra` (`--retries`), on the worker that ran it. Default 0. */
+  retries: z.number().int().nonnegative().default(0),
+  /** Runs per case (`--repeat`): a worker runs every repeat of a case it takes. Default 1. */
+  repeat: z.number().int().positive().default(1),
+  /** The run-level pass threshold (0-1) the exit code follows, or null; kept so `resume` decides the same way. */
+  passThreshold: z.number().min(0).max(1).nullable().default(null),
+  /** Evaluation functions of the suite that grade every case after its own (`--eval-function`). Default none. */
+  evalFunctions: z.array(z.string().min(1)).default([]),
+  /** A scoring method replacing every case's expected-output method (`--scoring-method`), or null. */
+  scoringMethod: z.enum(SCORING_METHODS).nullable().default(null),
+  createdAt: z.string(),
+  coordinator: z.object({ host: z.string(), pid: z.number().int() }),
+});
+export type RunManifest = z.infer<typeof RunManifestSchema>;
+
+/**
+ * A run's phase as stored in `<run>.state`, for workers and `status` (not the coordinator's own
+ * state machine, `RunPhase` in coordinator/run/state.ts).
+ */
+export const RunRecordPhaseSchema = z.enum(["publishing", "running", "cancelling", "completed", "cancelled"]);
+export type RunRecordPhase = z.infer<typeof RunRecordPhaseSchema>;
+
+/** Whether a run's recorded phase says it is over: no case of it runs any more. */
+export function isFinishedPhase(phase: unknown): phase is "completed" | "cancelled" {
+  return phase === "completed" || phase === "cancelled";
+}
+
+/**
+ * `<run>.state`. The coordinator rewrites it every few seconds while it follows the run
+ * (`updatedAt` is its heartbeat, see COORDINATOR_HEARTBEAT_SECONDS in shared/defaults.ts).
+ */
+export const RunStateSchema = z.object({ v: V, phase: RunRecordPhaseSchema, published: z.number().int().nonnegative(), updatedAt: z.string() });
+export type RunStateRecord = z.infer<typeof RunStateSchema>;
+
+/** `<run>.cancel`: created once (the first writer wins). */
+export const CancelSchema = z.object({ v: V, at: z.string(), by: z.string(), reason: z.string() });
+export type CancelRecord = z.infer<typeof CancelSchema>;
+
+/** `<run>.workers.<worker>`: a worker's presence, refreshed while it serves the run. */
+export const WorkerRecordSchema = z.object({
+  v: V,
+  workerId: z.string(),
+  host: z.string(),
+  pid: z.number().int(),
+  /** The worker's suite fingerprint. */
+  fingerprint: z.string(),
+  /** False when the worker refused the run (another suite). */
+  accepted: z.boolean(),
+  reason: z.string().nullable(),
+  slots: z.number().int().nonnegative(),
+  busy: z.number().int().nonnegative(),
+  seenAt: z.string(),
+});
+export type WorkerRecord = z.infer<typeof WorkerRecordSchema>;
+
+/**
+ * What every protocol version keeps of a manifest: enough for a worker to say whose run it is
+ * refusing (a worker of another version cannot read the rest).
+ */
+export const ManifestEnvelopeSchema = z.object({ suite: z.object({ name: z.string().optional(), fingerprint: z.string().optional() }).optional() });
+
+/**
+ * What every protocol version keeps of a presence record: who, whether it serves the run, and
+ * why not. A worker refusing a run of another version writes its own version's record; the
+ * run's coordinator still reads the refusal from these fields.
+ */
+export const PresenceEnvelopeSchema = z.object({ workerId: z.string(), accepted: z.boolean(), reason: z.string().nullable() });
+
+/** A case's delivery token (shared/wire/case-token.ts). */
+export const CaseTokenSchema = z.string().regex(CASE_TOKEN_PATTERN, "not a delivery token");
+
+/** `evalfleet.<run>.cases.<index>`: run one case. */
+export const CaseMessageSchema = z
+  .object({
+    v: V,
+    runId: z.string(),
+    index: z.number().int().nonnegative(),
+    name: z.string(),
+    fingerprint: z.string().length(64),
+    /** The case's delivery token: the result echoes it. Published nowhere else. */
+    token: CaseTokenSchema,
+    /**
+     * The W3C traceparent of the coordinator's publish span, when tracing is on (OTEL_*
+     * variables): the case's span on the worker goes under it, so a distributed run is one trace.
+     * Absent when tracing is off.
+     */
+    traceparent: z
+      .string()
+      .regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, "not a W3C traceparent")
+      .optional(),
+  })
+  // Code never travels: a case is named by index and name, and the worker runs its own suite's
+  // case. A message that carries anything else (code, another suite's path) is not ours: strict,
+  // so it is refused and disposed of rather than quietly run as the case it names.
+  .strict();
+export type CaseMessage = z.infer<typeof CaseMessageSchema>;
+
+/** `evalfleet.<run>.results.<index>-<seal>`: one case's result, published once. */
+export const ResultMessageSchema = z.object({
+  v: V,
+  runId: z.string(),
+  index: z.number().int().nonnegative(),
+  name: z.string(),
+  workerId: z.string(),
+  /** The delivery token of the case message this result answers. */
+  token: CaseTokenSchema,
+  result: CaseResultDataSchema,
+});
+export type ResultMessage = z.infer<typeof ResultMessageSchema>;
+
+/** `evalfleet.<run>.events.<index>` (core NATS, disposable): a case started, or one of its run events. */
+export const EventMessageSchema = z.object({
+  v: V,
+  runId: z.string(),
+  index: z.number().int().nonnegative(),
+  workerId: z.string(),
+  kind: z.enum(["started", "event"]),
+  event: z.record(z.string(), z.unknown()).optional(),
+});
+export type EventMessage = z.infer<typeof EventMessageSchema>;
+
+/** `EVALFLEET_RUN_KEYS` `<run>`: the run's key (base64), from which every delivery token of the run is derived. */
+export const RunKeyRecordSchema = z.object({ v: V, runId: z.string(), key: z.string().min(1), createdAt: z.string() });
+export type RunKeyRecord = z.infer<typeof RunKeyRecordSchema>;
+
+/** Parses a message body; `undefined` when it is not JSON (the schema check then says what is wrong). */
+export function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

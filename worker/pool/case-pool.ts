@@ -1,0 +1,508 @@
+import { randomUUID } from "node:crypto";
+import { BroadcastChannel } from "node:worker_threads";
+import { Piscina } from "piscina";
+import { CaseResult } from "../../shared/result.ts";
+import { errorMessage } from "../../shared/errors.ts";
+import { silentLogger, type Logger } from "../../shared/logger.ts";
+import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_SECONDS, DEFAULT_MAX_OUTPUT_KB, DEFAULT_RUN_LOG_LEVEL, defaultThreads } from "../../shared/defaults.ts";
+import { endProcessTrees, type TrackedProcess } from "../../shared/process-tree.ts";
+import { notStartedResult } from "../runtime/lifecycle.ts";
+import type { ResponseStore } from "../models/response-cache.ts";
+import { ThreadBroadcastReplySchema, ThreadMessageSchema, type ThreadBroadcast, type ThreadMessage, type ThreadReply, type ThreadWorkerData } from "../../shared/wire/thread.ts";
+import { CaseAttempt, hookBounds, type AttemptPool } from "./attempt.ts";
+import { crashedResult, rerunsExhaustedResult, terminatedResult, threadErrorResult } from "./attempt-results.ts";
+import { CaseBatcher } from "./batching.ts";
+import { ThreadTerminator } from "./watchdog.ts";
+import { readBeacon } from "./thread-beacon.ts";
+import type { PoolCaseRequest } from "./pool-request.ts";
+import { LimiterHost, type LimiterHostEvents } from "./limiter-host.ts";
+import { localProcessLimiter } from "../../shared/limits/process-limiter.ts";
+import type { ProviderLimiter } from "../../shared/limits/limiter.ts";
+import { packageFile } from "../../shared/package-files.ts";
+import type { SuiteModule } from "../../shared/suite.ts";
+
+/**
+ * A piscina pool of worker threads that run cases. Cases travel to the threads in batches
+ * (batching.ts); each attempt is followed on this side (attempt.ts) under a watchdog
+ * (watchdog.ts): a thread whose case ignores a phase's deadline (synchronous code blocking the
+ * event loop in setup, the run or teardown) is terminated after a grace period; the case whose
+ * code blocked it (the thread's beacon says which, thread-beacon.ts) is recorded as over its bound
+ * (attempt-results.ts), and the other cases that shared the thread run again elsewhere. A thread
+ * that crashes (an unhandled rejection, out of memory) is handled the same way: the case whose
+ * code crashed it fails, its thread-mates run again. The processes a dead thread's cases started
+ * are ended with it.
+ */
+
+
+/** How often a case may be re-run because a thread-mate got its thread terminated. */
+const MAX_COLLATERAL_RERUNS = 3;
+
+/** Options of {@link CasePool}. */
+export interface CasePoolOptions {
+  /** Absolute path of the suite file every thread imports. */
+  suitePath: string;
+  /** Fingerprint of the suite as the caller loaded it. */
+  fingerprint: string;
+  /** The module the caller imported for the suite (`LoadedSuite.module`): the threads import the same. Default: each works it out. */
+  suiteModule?: SuiteModule | null;
+  /**
+   * Threads started earlier ({@link PrestartedThreads.start}, while the suite was loading): used
+   * when they were started with this pool's thread count and memory limit, else discarded.
+   */
+  prestarted?: PrestartedThreads | null;
+  /** Worker threads. Default: {@link defaultThreads} of `concurrency`. */
+  threads?: number;
+  /** Cases in flight across the pool; sets how many share one thread. Default {@link DEFAULT_CONCURRENCY}. */
+  concurrency?: number;
+  /** Seconds after a deadline before a stuck thread is terminated. Default {@link DEFAULT_GRACE_SECONDS}. */
+  graceSeconds?: number;
+  /** Per-thread heap limit in MB (V8 old generation); a thread over it dies and only its cases fail. */
+  threadMemoryMb?: number | null;
+  /** Level for the threads' own loggers. Default {@link DEFAULT_RUN_LOG_LEVEL}. */
+  logLevel?: string;
+  logger?: Logger;
+  /** Told each warning a thread reports (a failed MCP connection), one line each time a thread reports it. Default: logged. */
+  onWarning?: ((message: string) => void) | null;
+  /** Bring each case's raw response back from its thread. Default true; a distributed worker, which never publishes it, says false. */
+  keepResponses?: boolean;
+  /** Largest output kept on a result, in bytes (`--max-output-kb`). Default {@link DEFAULT_MAX_OUTPUT_KB} KiB. */
+  maxOutputBytes?: number;
+  /**
+   * The limiter every thread's model calls ask for permits (read at each request): in distributed
+   * mode the fleet's (the coordinator grants them). Default: this process's local limiter.
+   */
+  limiter?: (() => ProviderLimiter) | null;
+  /** Told of each permit the threads got and gave back (a worker's metrics). Default: nobody. */
+  limiterEvents?: LimiterHostEvents | null;
+  /** The fleet's shared response cache (`--cache shared`), which threads reach through the pool. Default none: their lookups miss. */
+  sharedCache?: ResponseStore | null;
+}
+
+/** How long {@link CasePool.destroy} waits for threads to close their MCP clients, in milliseconds. */
+export const RESOURCE_CLOSE_TIMEOUT_MS = 10_000;
+
+
+/** How one attempt ended: with a result, or to be run again (its thread was terminated for a thread-mate). */
+type AttemptEnd = { kind: "done"; result: CaseResult; crashed?: string } | { kind: "rerun"; why: string };
+
+/** What became of a case on the pool. */
+export interface PoolOutcome {
+  result: CaseResult;
+  /**
+   * Set when the case has no verdict of its own because its thread died under it (an uncaught
+   * error, out of memory): an infrastructure failure. Distributed workers hand such a case back
+   * for redelivery; local mode records the result as it is.
+   */
+  crashed?: string;
+}
+
+/** The pool. Call {@link CasePool.destroy} when the run is over. */
+export class CasePool {
+  readonly #piscina: Piscina;
+  readonly #options: Required<Omit<CasePoolOptions, "threadMemoryMb" | "onWarning" | "limiter" | "limiterEvents" | "sharedCache" | "suiteModule" | "prestarted">>;
+  /** Serves the threads' permits from this process's one limiter. */
+  readonly #limiterHost: LimiterHost;
+  readonly #limiterChannel: string;
+  readonly #onWarning: (message: string) => void;
+  /** The shared response cache the threads' lookups go to, or null. */
+  #sharedCache: ResponseStore | null;
+  /** Terminates stuck threads and remembers which: their other tasks are collateral and run again. */
+  readonly #terminator: ThreadTerminator;
+  readonly #batcher: CaseBatcher;
+  /** What every attempt shares with the pool: the watchdog's terminator, cancels, progress routing. */
+  readonly #attemptPool: AttemptPool;
+  /** The BroadcastChannel on which threads are told to cancel a task, and to close their resources before destroy. */
+  readonly #channelName: string;
+  /** Threads that opened resources (MCP clients) and must close them before destroy. */
+  readonly #resourceThreads = new Set<number>();
+  #nextTaskId = 0;
+  /** Where cancels are broadcast to the threads (created on the first cancel). */
+  #control: BroadcastChannel | undefined;
+  /** Each thread's beacon (its heartbeat and the task whose code it runs), from its `ready`. */
+  readonly #beacons = new Map<number, SharedArrayBuffer>();
+  /** Processes started by cases still running, per thread and task: ended if the thread dies. */
+  readonly #processes = new Map<number, Map<number, TrackedProcess[]>>();
+  /** Threads whose death was handled, with the task to blame for a crash (null: unknown). */
+  readonly #deadThreads = new Map<number, number | null>();
+
+  constructor(options: CasePoolOptions) {
+    const shape = threadShape(options);
+    const { threads, concurrency } = shape;
+    this.#options = {
+      suitePath: options.suitePath,
+      fingerprint: options.fingerprint,
+      threads,
+      concurrency,
+      graceSeconds: options.graceSeconds ?? DEFAULT_GRACE_SECONDS,
+      logLevel: options.logLevel ?? DEFAULT_RUN_LOG_LEVEL,
+      logger: options.logger ?? silentLogger(),
+      keepResponses: options.keepResponses ?? true,
+      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_KB * 1024,
+    };
+    const started = options.prestarted?.adopt(shape) ?? PrestartedThreads.start(shape);
+    this.#piscina = started.piscina;
+    this.#channelName = started.controlChannel;
+    this.#limiterChannel = started.limiterChannel;
+    this.#onWarning = options.onWarning ?? ((message) => this.#options.logger.warn(message));
+    const limiter = options.limiter ?? (() => localProcessLimiter());
+    this.#limiterHost = new LimiterHost(this.#limiterChannel, limiter, options.limiterEvents ?? {});
+    this.#sharedCache = options.sharedCache ?? null;
+    this.#terminator = new ThreadTerminator(this.#piscina, this.#options.logger);
+    this.#batcher = new CaseBatcher(this.#piscina, {
+        suitePath: options.suitePath,
+        ...(options.suiteModule ? { suiteModule: options.suiteModule } : {}),
+        fingerprint: options.fingerprint,
+        logLevel: this.#options.logLevel,
+        keepResponses: this.#options.keepResponses,
+      }, threads);
+    this.#attemptPool = {
+      terminator: this.#terminator,
+      graceMs: this.#options.graceSeconds * 1000,
+      broadcastCancel: (taskId) => this.#broadcast({ kind: "cancel", taskId }),
+      cancelledUnstarted: new Set(),
+      attempts: new Map(),
+      blame: (threadId, taskId, deadline) => this.#toBlame(threadId, taskId, deadline),
+    };
+    // A crashed thread is handled per task; this keeps piscina's own error event from being unhandled.
+    this.#piscina.on("error", (err: unknown) => this.#options.logger.warn({ err: errorMessage(err) }, "worker thread error"));
+    // Progress of every task arrives here (piscina forwards what threads post on their parentPort).
+    this.#piscina.on("message", (raw: unknown) => this.#onThreadMessage(raw));
+    // What the threads said before this pool listened (their `ready`, with the watchdog's beacon).
+    for (const raw of started.takeEarlyMessages()) this.#onThreadMessage(raw);
+  }
+
+  /** Runs one case; never throws. */
+  async run(request: PoolCaseRequest): Promise<CaseResult> {
+    return (await this.runOutcome(request)).result;
+  }
+
+  /** Runs one case and says whether its thread crashed under it; never throws. */
+  async runOutcome(request: PoolCaseRequest): Promise<PoolOutcome> {
+    for (let attempt = 1; ; attempt++) {
+      const end = await this.#attempt(request, attempt);
+      if (end.kind === "done") return end.crashed ? { result: end.result, crashed: end.crashed } : { result: end.result };
+      if (attempt > MAX_COLLATERAL_RERUNS) return { result: rerunsExhaustedResult(request.shell, attempt, end.why), crashed: end.why };
+    }
+  }
+
+  /** Sets the fleet's shared response cache the threads' lookups go to (a worker process, once its broker is open). */
+  setSharedCache(store: ResponseStore | null): void {
+    this.#sharedCache = store;
+  }
+
+  /**
+   * Stops every thread. Threads that opened MCP clients are first told (on the pool's
+   * BroadcastChannel) to close them, and waited for up to {@link RESOURCE_CLOSE_TIMEOUT_MS}:
+   * terminating a thread would cut its clients without a goodbye.
+   */
+  async destroy(): Promise<void> {
+    await this.#closeThreadResources();
+    this.#control?.close();
+    this.#limiterHost.close();
+    await this.#piscina.destroy();
+  }
+
+  /** One attempt: sent in the next batch, followed until its reply, its thread's death, or its cancel. */
+  async #attempt(request: PoolCaseRequest, attempt: number): Promise<AttemptEnd> {
+    const tracked = new CaseAttempt(this.#nextTaskId++, attempt, request, this.#attemptPool);
+    const running = this.#batcher.send({
+      taskId: tracked.taskId,
+      index: request.index,
+      name: request.name,
+      defaultTimeout: request.defaultTimeout,
+      setupTimeout: hookBounds(request).defaults.setup,
+      teardownTimeout: hookBounds(request).defaults.teardown,
+      maxOutputBytes: request.maxOutputBytes ?? this.#options.maxOutputBytes,
+      attempt,
+      forwardEvents: Boolean(request.onEvent),
+      ...(request.runEvalFunctions && request.runEvalFunctions.length > 0 ? { evalFunctions: [...request.runEvalFunctions] } : {}),
+      ...(request.scoringMethod ? { scoringMethod: request.scoringMethod } : {}),
+      ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+      ...(request.traceparent && request.traceAs ? { traceAs: request.traceAs } : {}),
+      ...(request.maxTranscriptBytes && request.maxTranscriptBytes > 0 ? { maxTranscriptBytes: request.maxTranscriptBytes } : {}),
+      ...(request.replay ? { replay: request.replay as unknown as Record<string, unknown> } : {}),
+      ...(request.judgeModel ? { judgeModel: request.judgeModel } : {}),
+      ...(request.repeat && request.repeat > 1 ? { repeat: request.repeat } : {}),
+      ...(request.cache ? { cache: request.cache } : {}),
+    });
+    try {
+      // Validated with the message that carried it (ThreadMessageSchema).
+      const reply = await Promise.race([running, tracked.notStarted]);
+      if (reply === "not-started") {
+        tracked.abandon(running);
+        return { kind: "done", result: notStartedResult(request.shell(), attempt) };
+      }
+      return { kind: "done", result: this.#fromReply(tracked, reply) };
+    } catch (err) {
+      return this.#afterThreadDeath(tracked, err);
+    } finally {
+      tracked.end();
+    }
+  }
+
+  /** The case's result from its thread's reply (or the error that kept the thread from running it). */
+  #fromReply(tracked: CaseAttempt, reply: ThreadReply): CaseResult {
+    // The thread ended the case's processes as the case ended.
+    if (tracked.threadId !== undefined) this.#processes.get(tracked.threadId)?.delete(tracked.taskId);
+    if (reply.resources) this.#resourceThreads.add(reply.resources.threadId);
+    for (const w of reply.warnings ?? []) this.#onWarning(w);
+    return reply.kind === "error" ? threadErrorResult(tracked.facts(), reply.error) : CaseResult.fromData(reply.result);
+  }
+
+  /** The case's thread died before it replied: terminated by the watchdog, collateral, or crashed. */
+  #afterThreadDeath(tracked: CaseAttempt, err: unknown): AttemptEnd {
+    const threadId = tracked.threadId;
+    const culprit = threadId === undefined ? null : this.#threadGone(threadId);
+    const killedFor = tracked.watchdog.killedFor;
+    if (killedFor) {
+      const afterSeconds = Math.max(0, Date.now() - (tracked.watchdog.killDeadline ?? Date.now())) / 1000;
+      return { kind: "done", result: terminatedResult(tracked.facts(), { reason: killedFor, phase: tracked.phase, afterSeconds }) };
+    }
+    // A thread-mate of a terminated case did nothing wrong, and a case that never started
+    // cannot have caused the crash that took its queued task down: both run again.
+    if (threadId === undefined || this.#terminator.terminated(threadId)) return { kind: "rerun", why: errorMessage(err) };
+    // A crash (an unhandled rejection, out of memory): the case whose code the thread ran fails;
+    // its thread-mates run again. When the beacon names nobody, every case of the thread fails.
+    if (culprit !== null && culprit !== tracked.taskId) return { kind: "rerun", why: `a thread-mate crashed the thread: ${errorMessage(err)}` };
+    return { kind: "done", result: crashedResult(tracked.facts(), err), crashed: errorMessage(err) };
+  }
+
+  /**
+   * Handles a thread's death once: ends the processes its cases started, and reads from its beacon
+   * which of its tasks it was running (the one to blame for a crash), while every attempt of the
+   * thread is still known. Returns that task, or null.
+   */
+  #threadGone(threadId: number): number | null {
+    if (this.#deadThreads.has(threadId)) return this.#deadThreads.get(threadId)!;
+    const beacon = this.#beacons.get(threadId);
+    const current = beacon ? readBeacon(beacon).current : null;
+    const culprit = current !== null && this.#attemptPool.attempts.get(current)?.threadId === threadId ? current : null;
+    this.#deadThreads.set(threadId, culprit);
+    // The permits its model calls held go back to the limiter.
+    this.#limiterHost.threadGone(threadId);
+    this.#beacons.delete(threadId);
+    const processes = this.#processes.get(threadId);
+    this.#processes.delete(threadId);
+    if (processes) {
+      const ended = endProcessTrees([...processes.values()].flat());
+      if (ended > 0) this.#options.logger.warn({ threadId, ended }, "ended the processes started by the cases of a dead worker thread");
+    }
+    return culprit;
+  }
+
+  /**
+   * Whether case `taskId`, whose deadline plus the grace has passed, is to blame for its thread not
+   * answering. It is, unless the thread has been blocked since before that deadline (its heartbeat
+   * stopped) by the code of another case of the thread that has a deadline of its own: then that
+   * case's watchdog terminates the thread when its own bound passes, and this case runs again.
+   */
+  #toBlame(threadId: number, taskId: number, deadline: number): boolean {
+    const beacon = this.#beacons.get(threadId);
+    if (!beacon) return true;
+    const { lastBeat, current } = readBeacon(beacon);
+    if (lastBeat >= deadline || current === null || current === taskId) return true;
+    const other = this.#attemptPool.attempts.get(current);
+    return !(other && other.threadId === threadId && other.watchdog.armed);
+  }
+
+  #onThreadMessage(raw: unknown): void {
+    const parsed = ThreadMessageSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.#options.logger.warn("ignored a malformed message from a worker thread");
+      return;
+    }
+    const message: ThreadMessage = parsed.data;
+    if (message.kind === "ready") {
+      this.#beacons.set(message.threadId, message.beacon);
+      for (const taskId of this.#attemptPool.cancelledUnstarted) this.#broadcast({ kind: "cancel", taskId });
+    } else if (message.kind === "cache-get") {
+      const { threadId, requestId, key } = message;
+      const store = this.#sharedCache;
+      void (store ? store.get(key).catch(() => null) : Promise.resolve(null)).then((value) => this.#broadcast({ kind: "cache-value", threadId, requestId, value: value ?? null }));
+    } else if (message.kind === "cache-put") {
+      void this.#sharedCache?.put(message.key, message.value).catch(() => undefined);
+    } else if (message.kind === "reply") {
+      this.#batcher.onReply(message.taskId, message.reply);
+    } else if (message.kind === "spawned") {
+      let byTask = this.#processes.get(message.threadId);
+      if (!byTask) this.#processes.set(message.threadId, (byTask = new Map()));
+      const list = byTask.get(message.taskId);
+      const tracked = { pid: message.pid, start: message.start };
+      if (list) list.push(tracked);
+      else byTask.set(message.taskId, [tracked]);
+    } else {
+      this.#attemptPool.attempts.get(message.taskId)?.onProgress(message);
+    }
+  }
+
+  #broadcast(message: ThreadBroadcast): void {
+    if (!this.#control) {
+      this.#control = new BroadcastChannel(this.#channelName);
+      this.#control.unref();
+    }
+    this.#control.postMessage(message);
+  }
+
+  async #closeThreadResources(): Promise<void> {
+    const waiting = new Set([...this.#resourceThreads].filter((id) => !this.#terminator.terminated(id) && this.#piscina.threads.some((t) => t.threadId === id)));
+    if (waiting.size === 0) return;
+    const channel = new BroadcastChannel(this.#channelName);
+    try {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.#onWarning(`worker threads ${[...waiting].join(", ")} did not close their MCP clients within ${RESOURCE_CLOSE_TIMEOUT_MS / 1000}s; stopping them anyway`);
+          resolve();
+        }, RESOURCE_CLOSE_TIMEOUT_MS);
+        channel.onmessage = (message: unknown) => {
+          const reply = ThreadBroadcastReplySchema.safeParse((message as { data?: unknown })?.data);
+          if (!reply.success) return;
+          for (const e of reply.data.errors) this.#onWarning(e);
+          waiting.delete(reply.data.threadId);
+          if (waiting.size === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        const close: ThreadBroadcast = { kind: "close-resources" };
+        channel.postMessage(close);
+      });
+    } finally {
+      channel.close();
+      this.#resourceThreads.clear();
+    }
+  }
+}
+
+/** How long unused prestarted threads are given to finish starting before they are stopped, ms. */
+const PRESTART_SETTLE_MS = 5_000;
+
+/** What a pool's threads are started with: a prestarted set fits a pool of the same shape. */
+export interface ThreadShape {
+  threads: number;
+  /** Cases in flight across the pool (sets the tasks per thread). */
+  concurrency: number;
+  threadMemoryMb: number | null;
+}
+
+/** The shape of the pool these options make: their threads and concurrency, or the defaults. */
+export function threadShape(options: { threads?: number | null; concurrency?: number | null; threadMemoryMb?: number | null }): ThreadShape {
+  const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
+  const threads = Math.max(1, options.threads ?? defaultThreads(concurrency));
+  return { threads, concurrency, threadMemoryMb: options.threadMemoryMb ?? null };
+}
+
+/**
+ * A pool's worker threads, started before the pool itself: `evalfleet run` starts them as it
+ * begins to load the suite, so the threads import evalfleet while the main thread imports the
+ * suite (about a quarter of a second of the demo's start-up on two cores). Messages the threads
+ * post before a pool listens are kept for it.
+ */
+export class PrestartedThreads {
+  readonly piscina: Piscina;
+  readonly controlChannel = `evalfleet.pool.${randomUUID()}`;
+  readonly limiterChannel = `evalfleet.limits.${randomUUID()}`;
+  readonly #shape: ThreadShape;
+  #early: unknown[] | null = [];
+  /** Threads that said `ready`, and who waits for all of them (discard). */
+  #ready = 0;
+  #allReady: (() => void) | null = null;
+  readonly #keep = (raw: unknown): void => {
+    this.#early?.push(raw);
+    if ((raw as { kind?: unknown } | null)?.kind === "ready" && ++this.#ready >= this.#shape.threads) this.#allReady?.();
+  };
+  #adopted = false;
+
+  private constructor(shape: ThreadShape) {
+    this.#shape = shape;
+    this.piscina = new Piscina({
+      filename: threadEntry(),
+      minThreads: shape.threads,
+      maxThreads: shape.threads,
+      concurrentTasksPerWorker: Math.ceil(shape.concurrency / shape.threads),
+      idleTimeout: 60_000,
+      atomics: "disabled",
+      maxQueue: "auto",
+      // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
+      execArgv: threadExecArgv(process.execArgv),
+      // Threads open the control channel as they start, before their first task (see thread.ts).
+      workerData: { controlChannel: this.controlChannel, limiterChannel: this.limiterChannel } satisfies ThreadWorkerData,
+      ...(shape.threadMemoryMb ? { resourceLimits: { maxOldGenerationSizeMb: shape.threadMemoryMb } } : {}),
+    });
+    this.piscina.on("message", this.#keep);
+    // A thread that fails to start before a pool adopts these is the pool's to report.
+    this.piscina.on("error", () => undefined);
+  }
+
+  /** Starts `shape.threads` threads now. */
+  static start(shape: ThreadShape): PrestartedThreads {
+    return new PrestartedThreads(shape);
+  }
+
+  /** These threads, for a pool of `shape`; null (and the threads stopped) when they were started otherwise. */
+  adopt(shape: ThreadShape): PrestartedThreads | null {
+    if (this.#adopted) return null;
+    const s = this.#shape;
+    if (s.threads !== shape.threads || Math.ceil(s.concurrency / s.threads) !== Math.ceil(shape.concurrency / shape.threads) || s.threadMemoryMb !== shape.threadMemoryMb) {
+      void this.discard();
+      return null;
+    }
+    this.#adopted = true;
+    return this;
+  }
+
+  /** The messages kept until now; from here on the adopting pool listens itself. */
+  takeEarlyMessages(): unknown[] {
+    const early = this.#early ?? [];
+    this.#early = null;
+    this.piscina.off("message", this.#keep);
+    return early;
+  }
+
+  /** Stops the threads unless a pool adopted them (the run ended before it needed them). */
+  async discard(): Promise<void> {
+    if (this.#adopted) return;
+    this.#adopted = true;
+    // Terminating a thread while Node is still starting it can abort the whole process (one exit
+    // 134 seen here, an early error exit beside a busy CPU): let them finish starting, within a bound.
+    if (this.#ready < this.#shape.threads) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, PRESTART_SETTLE_MS);
+        timer.unref();
+        this.#allReady = () => (clearTimeout(timer), resolve());
+      });
+    }
+    this.#early = null;
+    this.piscina.off("message", this.#keep);
+    await this.piscina.destroy().catch(() => undefined);
+  }
+}
+
+/**
+ * The module each thread starts from. Compiled (dist/): thread.js itself, so a thread running a
+ * .js/.mjs suite never loads tsx (a .ts suite registers it in loadSuite). From the sources (the
+ * unit tests): thread-entry.mjs, which registers tsx to import thread.ts.
+ */
+export function threadEntry(): string {
+  return packageFile("worker/pool/thread-entry.mjs", "dist/worker/pool/thread.js").href;
+}
+
+/**
+ * The parent's flags that a worker thread may inherit. Per-process flags (`--expose-gc`,
+ * `--max-old-space-size`, `--inspect`, ...) make `new Worker` throw, and tsx must not be registered
+ * twice (the thread entry registers it), so only flags that shape module loading and diagnostics pass.
+ */
+export function threadExecArgv(parent: readonly string[]): string[] {
+  const keep: string[] = [];
+  for (let i = 0; i < parent.length; i++) {
+    const a = parent[i]!;
+    if (a === "--conditions" || a === "-C") {
+      if (parent[i + 1] !== undefined) keep.push(a, parent[i + 1]!);
+      i++;
+    } else if (/^(--conditions=|-C=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--trace-warnings$|--experimental-)/.test(a)) {
+      keep.push(a);
+    } else if ((a === "--import" || a === "--require" || a === "-r" || a === "--loader") && parent[i + 1] !== undefined) {
+      i++; // a preload of the parent (tsx, a tracer) is not the thread's business
+    }
+  }
+  return keep;
+}
