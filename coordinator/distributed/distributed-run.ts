@@ -444,8 +444,9 @@ class DistributedRun {
     const cancelled = this.#cancelReason !== null && !aborted;
     const skipReason = this.#incomplete ?? (aborted ? SUITE_ABORTED_REASON : cancelled ? (this.#cancelReason === BUDGET_EXHAUSTED ? BUDGET_EXHAUSTED : `run cancelled (${this.#cancelReason})`) : "the run ended before the case ran");
     const results = this.#collector.finish(skipReason);
-    // A case a worker had taken but not started when the cancel came was skipped for the same reason.
-    if (aborted) for (const r of results) if (r.skipped && r.error === CANCELLED_BEFORE_START_ERROR) r.error = `skipped: ${SUITE_ABORTED_REASON}`;
+    // A case a worker had taken but not started when the cancel came was skipped for the run's reason
+    // (aborted, budget exhausted, deadline, a user's cancel): the worker only knows it was cancelled.
+    if (aborted || cancelled) for (const r of results) if (r.skipped && r.error === CANCELLED_BEFORE_START_ERROR) r.error = `skipped: ${skipReason}`;
     this.#machine.tryTo("done");
     this.#state.stopHeartbeat();
     if (this.#collector.dropped > 0) this.#log.warn({ dropped: this.#collector.dropped }, `dropped ${this.#collector.dropped} result message(s) that did not prove their delivery`);
