@@ -81,14 +81,15 @@ export default [
 const SUITE_TS = `import { Case, dataset, defineSuite, type Agent, type CaseResult } from "evalfleet";
 
 // One evalfleet instance: the Case this suite imports is the class the installed runner itself
-// loaded (its entry's, dist/index.js, which shares its chunks with the command and the threads), in
-// the main thread and in each worker thread.
+// runs with: in the command's process its entry's (dist/index.js, which shares its chunks with the
+// command), in each worker thread the thread's runtime (dist/thread-runtime.cjs).
 declare const require: (id: string) => { Case: unknown };
 declare const process: { env: Record<string, string | undefined> };
 declare const __dirname: string;
-const runnerCase = require(__dirname + "/node_modules/evalfleet/dist/index.js").Case;
+const threadId = (require("node:worker_threads") as unknown as { threadId: number }).threadId;
+const runner = threadId > 0 ? (globalThis as unknown as Record<symbol, { Case: unknown; runThreadBatch?: unknown }>)[Symbol.for("evalfleet.api")] : require(__dirname + "/node_modules/evalfleet/dist/index.js");
 const fs = require("node:fs") as unknown as { appendFileSync(path: string, text: string): void };
-if (process.env.INSTANCE_LOG) fs.appendFileSync(process.env.INSTANCE_LOG, JSON.stringify({ same: runnerCase === Case }) + "\\n");
+if (process.env.INSTANCE_LOG) fs.appendFileSync(process.env.INSTANCE_LOG, JSON.stringify({ same: runner?.Case === Case, threadId, runtime: threadId > 0 ? typeof (runner as { runThreadBatch?: unknown })?.runThreadBatch === "function" : null }) + "\\n");
 
 const echo: Agent = { id: "echo", run: async (input) => ({ content: \`echo: \${String(input)}\` }) };
 const check = (r: CaseResult): boolean => r.passed;
@@ -219,9 +220,10 @@ describe("the packed package, installed into a fresh npm init -y project", () =>
     const r = await run(npx, ["--no-install", "evalfleet", "run", "suite.ts", "--threads", "2", "--json-output", "ts.json"], project, { INSTANCE_LOG: log });
     assert.equal(r.code, 0, show(r));
     assert.match(r.stdout, /3\/3 passed/);
-    const imports = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { same: boolean });
-    assert.ok(imports.length >= 2, `the suite was imported by the command and its threads: ${imports.length}`);
+    const imports = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { same: boolean; threadId: number; runtime: boolean | null });
+    assert.ok(imports.some((i) => i.threadId === 0) && imports.some((i) => i.threadId > 0), `the suite was imported by the command and its threads: ${JSON.stringify(imports)}`);
     assert.deepEqual(imports.filter((i) => !i.same), [], "the suite's Case is the runner's Case (one evalfleet instance)");
+    assert.deepEqual(imports.filter((i) => i.threadId > 0 && !i.runtime), [], "a thread runs the runtime file");
     const report = JSON.parse(readFileSync(join(project, "ts.json"), "utf8")) as { summary: { pass_threshold: number | null }; cases: Array<{ name: string; tags: string[] }> };
     assert.deepEqual(report.cases.map((c) => [c.name, c.tags]), [["code_case", ["code"]], ["row_one", ["rows"]], ["row_two", ["rows"]]]);
     assert.equal(report.summary.pass_threshold, 0.5, "defineSuite's passThreshold reached the run");

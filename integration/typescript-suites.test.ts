@@ -1,7 +1,8 @@
 // How the command loads a TypeScript suite, checked from inside the worker threads that run it:
 // bundled once (shared/suite-bundle.ts), its threads never load tsx, and each project file keeps
 // its own import.meta; a suite a bundle cannot reproduce (a computed import) loads through tsx,
-// as does any suite with EVALFLEET_SUITE_LOADER=tsx.
+// as does any suite with EVALFLEET_SUITE_LOADER=tsx. Whichever way, the suite's `import "evalfleet"`
+// in a thread is the thread's own runtime (the facade, dist/thread-api.js), not a second copy.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
@@ -24,17 +25,23 @@ describe("TypeScript suites", { timeout: 300_000 }, () => {
   test("a bundled suite: its worker threads never load tsx, and a helper file reads next to itself", async () => {
     const r = await run("ts-loading/bundled-suite.ts");
     assert.equal(r.code, 0, r.output);
-    assert.equal(r.report.summary.passed, 3, JSON.stringify(r.report.cases));
+    assert.equal(r.report.summary.passed, 4, JSON.stringify(r.report.cases));
   });
 
   test("EVALFLEET_SUITE_LOADER=tsx loads it through tsx in every thread (the same cases, now expecting tsx)", async () => {
     const r = await run("ts-loading/bundled-suite.ts", { EVALFLEET_SUITE_LOADER: "tsx" });
     assert.equal(r.code, 0, r.output);
-    assert.equal(r.report.summary.passed, 3, JSON.stringify(r.report.cases));
+    assert.equal(r.report.summary.passed, 4, JSON.stringify(r.report.cases));
   });
 
   test("a suite that imports a computed path loads through tsx, and runs the same", async () => {
     const r = await run("ts-loading/tsx-suite.ts");
+    assert.equal(r.code, 0, r.output);
+    assert.equal(r.report.summary.passed, 4, JSON.stringify(r.report.cases));
+  });
+
+  test("a .mjs suite: its threads run evalfleet's one runtime file, and the suite's evalfleet is that instance", async () => {
+    const r = await run("ts-loading/plain-suite.mjs");
     assert.equal(r.code, 0, r.output);
     assert.equal(r.report.summary.passed, 3, JSON.stringify(r.report.cases));
   });

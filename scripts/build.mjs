@@ -21,7 +21,7 @@ const dist = join(root, "dist");
 /** Written last by a successful build: its mtime is the build's. */
 const STAMP = join(dist, ".build-stamp");
 /** What the build reads: a newer one of these makes dist/ stale. */
-const INPUTS = ["index.ts", "shared", "worker", "coordinator", "tsconfig.json", "tsconfig.build.json", "package.json"];
+const INPUTS = ["index.ts", "thread-runtime.ts", "shared", "worker", "coordinator", "tsconfig.json", "tsconfig.build.json", "package.json"];
 
 /** The newest modification time (ms) under the build's inputs. */
 export function newestSource() {
@@ -72,31 +72,126 @@ function externals() {
   return [...runtime, ...optional].flatMap((name) => [name, `${name}/*`]);
 }
 
-/** The esbuild options of the bundle: the entry points keep their paths under dist/. */
-function bundleOptions() {
+/** What every bundle shares: Node 20.19, the externals, linked source maps. */
+function commonOptions() {
   return {
     absWorkingDir: root,
-    entryPoints: [
-      // The public API, the CLI, a worker thread's entry, the results store's thread.
-      { in: "index.ts", out: "index" },
-      { in: "coordinator/main.ts", out: "coordinator/main" },
-      { in: "worker/pool/thread.ts", out: "worker/pool/thread" },
-      { in: "coordinator/history/store/sqlite-thread.mjs", out: "coordinator/history/store/sqlite-thread" },
-    ],
-    outdir: dist,
-    outExtension: { ".js": ".js" },
-    chunkNames: "chunks/[name]-[hash]",
     bundle: true,
-    splitting: true,
-    format: "esm",
     platform: "node",
     target: "node20.19",
     external: externals(),
     sourcemap: "linked",
     logLevel: "warning",
-    // A bundled CommonJS dependency calls require() for Node's built-ins: give every chunk one.
-    banner: { js: 'import { createRequire as __evalfleetCreateRequire } from "node:module";\nconst require = __evalfleetCreateRequire(import.meta.url);' },
   };
+}
+
+/** A bundled CommonJS dependency calls require() for Node's built-ins: give every ES module chunk one. */
+const REQUIRE_BANNER = 'import { createRequire as __evalfleetCreateRequire } from "node:module";\nconst require = __evalfleetCreateRequire(import.meta.url);';
+
+/**
+ * The bundles of dist/, each an esbuild options object:
+ * - the ES modules of the main process: the public API (dist/index.js), the CLI and the results
+ *   store's thread, sharing chunks (dist/chunks/), so a run that imports a suite does not load the
+ *   public API twice;
+ * - the worker threads' runtime (dist/thread-runtime.cjs): the public API and the thread's side of
+ *   the pool as one CommonJS file, which a thread loads through a V8 code cache
+ *   (worker/pool/cached-commonjs.ts): Node 20 caches compiled scripts, not ES modules, and its ES
+ *   module loader costs about a millisecond per file;
+ * - a thread's entry (dist/worker/pool/thread.js), which loads that runtime.
+ */
+function bundleOptions() {
+  return [
+    {
+      ...commonOptions(),
+      entryPoints: [
+        { in: "index.ts", out: "index" },
+        { in: "coordinator/main.ts", out: "coordinator/main" },
+        { in: "coordinator/history/store/sqlite-thread.mjs", out: "coordinator/history/store/sqlite-thread" },
+      ],
+      outdir: dist,
+      outExtension: { ".js": ".js" },
+      chunkNames: "chunks/[name]-[hash]",
+      splitting: true,
+      format: "esm",
+      metafile: true,
+      banner: { js: REQUIRE_BANNER },
+    },
+    {
+      ...commonOptions(),
+      entryPoints: [{ in: "thread-runtime.ts", out: "thread-runtime" }],
+      outdir: dist,
+      outExtension: { ".js": ".cjs" },
+      format: "cjs",
+      // One file has one URL: every module's import.meta.url is the runtime's (shared/package-files.ts
+      // finds the package from there).
+      define: { "import.meta.url": "__evalfleetImportMetaUrl" },
+      // One line, so the source map's lines stay right; "use strict" first, as the ES modules were
+      // strict (esbuild's own directive comes after the banner); routeDynamicImports explains the import.
+      banner: { js: `"use strict"; const __evalfleetImportMetaUrl = require("node:url").pathToFileURL(__filename).href; const ${RUNTIME_IMPORT} = globalThis[Symbol.for("evalfleet.import")] ?? ((specifier) => import(specifier));` },
+    },
+    {
+      ...commonOptions(),
+      entryPoints: [{ in: "worker/pool/thread-start.ts", out: "worker/pool/thread" }],
+      outdir: dist,
+      format: "esm",
+      banner: { js: REQUIRE_BANNER },
+    },
+  ];
+}
+
+/** What the runtime calls instead of `import()` (see {@link routeDynamicImports}). */
+const RUNTIME_IMPORT = "__evalfleetImport";
+
+/**
+ * Rewrites every `import()` of dist/thread-runtime.cjs (packages loaded on first use, a suite's
+ * file) to call the function the thread's entry provides (worker/pool/thread-start.ts). Node 20
+ * loses a script's dynamic import callback when the script comes from a V8 code cache ("A
+ * dynamic import callback was not specified"); the entry is an ES module, whose `import()` always
+ * works and resolves packages as the runtime would (both are under dist/). Where the runtime is
+ * required as it is (no thread entry), the banner falls back to its own `import()`. Found with a
+ * parser, not a pattern: only real import expressions, never text that looks like one.
+ */
+async function routeDynamicImports(file) {
+  const { parse } = await import("acorn");
+  const text = readFileSync(file, "utf8");
+  const bannerEnd = text.indexOf("\n");
+  const starts = [];
+  const visit = (node) => {
+    if (!node || typeof node.type !== "string") return;
+    if (node.type === "ImportExpression" && node.start > bannerEnd) starts.push(node.start);
+    for (const key of Object.keys(node)) {
+      const value = node[key];
+      if (Array.isArray(value)) for (const child of value) visit(child);
+      else if (value && typeof value === "object" && typeof value.type === "string") visit(value);
+    }
+  };
+  visit(parse(text, { ecmaVersion: "latest", sourceType: "script", allowReturnOutsideFunction: true, allowHashBang: true }));
+  let out = "";
+  let at = 0;
+  for (const start of starts.sort((a, b) => a - b)) {
+    out += text.slice(at, start) + RUNTIME_IMPORT;
+    at = start + "import".length;
+  }
+  writeFileSync(file, out + text.slice(at));
+  return starts.length;
+}
+
+/**
+ * dist/thread-api.js, what `import "evalfleet"` is in a worker thread (the `evalfleet-thread`
+ * export condition): every export of the public API, taken from the instance the thread runs
+ * (shared/public-api.ts), or from the runtime file where none was set.
+ */
+function writeThreadFacade(metafile) {
+  const names = metafile.outputs["dist/index.js"]?.exports ?? [];
+  if (names.length === 0) throw new Error("evalfleet build: the public API has no exports in the metafile");
+  const lines = [
+    "// Generated by scripts/build.mjs: the public API as a worker thread sees it (see shared/public-api.ts).",
+    'import { createRequire } from "node:module";',
+    'const api = globalThis[Symbol.for("evalfleet.api")] ?? createRequire(import.meta.url)("./thread-runtime.cjs");',
+    ...names.map((n) => `export const ${n} = api.${n};`),
+    "",
+  ];
+  writeFileSync(join(dist, "thread-api.js"), lines.join("\n"));
 }
 
 /** The TypeScript compiler's script, or null (with a message) when it is not installed. */
@@ -142,11 +237,11 @@ export async function watch() {
   if ((await build()) !== 0) process.exitCode = 1;
   const esbuild = await bundler();
   if (!esbuild) return;
-  const ctx = await esbuild.context({
-    ...bundleOptions(),
-    plugins: [{ name: "evalfleet-stamp", setup: (b) => b.onEnd((r) => { if (r.errors.length === 0) { writeFileSync(STAMP, `${new Date().toISOString()}\n`); console.error(`evalfleet build: rebundled at ${new Date().toLocaleTimeString()}`); } }) }],
-  });
-  await ctx.watch();
+  const stamp = { name: "evalfleet-stamp", setup: (b) => b.onEnd(async (r) => { if (r.errors.length === 0) { if (r.metafile) writeThreadFacade(r.metafile); if (b.initialOptions.format === "cjs") await routeDynamicImports(join(dist, "thread-runtime.cjs")); writeFileSync(STAMP, `${new Date().toISOString()}\n`); console.error(`evalfleet build: rebundled at ${new Date().toLocaleTimeString()}`); } }) };
+  for (const options of bundleOptions()) {
+    const ctx = await esbuild.context({ ...options, plugins: [stamp] });
+    await ctx.watch();
+  }
   console.error("evalfleet build: watching the sources (Ctrl-C stops)");
 }
 
@@ -158,8 +253,8 @@ export async function build({ quiet = false } = {}) {
   rmSync(dist, { recursive: true, force: true });
   const started = Date.now();
   const [bundled, declared] = await Promise.all([
-    esbuild.build(bundleOptions()).then(
-      () => 0,
+    Promise.all(bundleOptions().map((options) => esbuild.build(options))).then(
+      async ([main]) => (writeThreadFacade(main.metafile), await routeDynamicImports(join(dist, "thread-runtime.cjs")), 0),
       () => 1, // esbuild has printed its errors
     ),
     declarations(tsc),

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { isBuiltin } from "node:module";
-import { tmpdir } from "node:os";
 import { basename, dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Plugin } from "esbuild";
-import { FROM_SOURCES } from "./package-files.ts";
+import { FROM_SOURCES, packageFile } from "./package-files.ts";
 import { processEnvironment, type Environment } from "./environment.ts";
+import { userTempDir } from "./user-temp-dir.ts";
 
 /**
  * A TypeScript suite compiled once, for the process and all its threads: esbuild bundles the
@@ -29,6 +29,11 @@ export interface SuiteBundle {
   kind: "bundle";
   /** file: URL of the bundled module. */
   url: string;
+  /**
+   * Whether it imports this evalfleet, through its facade (dist/thread-api.js): a process must
+   * then set its public API ({@link ensurePublicApi}) before importing it.
+   */
+  usesEvalfleet: boolean;
 }
 
 /** Why the suite file is imported through tsx instead. */
@@ -70,6 +75,7 @@ export async function bundleSuite(path: string, options: { cacheDir?: string; co
     return { kind: "fallback", reason: "esbuild is not installed" };
   }
   const suiteUrl = pathToFileURL(path).href;
+  const uses = { evalfleet: false };
   let text: string;
   try {
     const result = await esbuild.build({
@@ -85,7 +91,7 @@ export async function bundleSuite(path: string, options: { cacheDir?: string; co
       sourcemap: "inline",
       sourcesContent: false,
       logLevel: "silent",
-      plugins: [packagesToNode(), projectFiles()],
+      plugins: [packagesToNode(uses), projectFiles()],
     });
     text = result.outputFiles[0]!.text;
   } catch (err) {
@@ -109,13 +115,12 @@ export async function bundleSuite(path: string, options: { cacheDir?: string; co
   } catch (err) {
     return { kind: "fallback", reason: `cannot write the bundle to ${dir}: ${(err as Error).message}` };
   }
-  return { kind: "bundle", url: pathToFileURL(file).href };
+  return { kind: "bundle", url: pathToFileURL(file).href, usesEvalfleet: uses.evalfleet };
 }
 
 /** `<tmp>/evalfleet-<uid>/suites`: per user, so another user's files are never imported. */
 function defaultCacheDir(): string {
-  const user = typeof process.getuid === "function" ? String(process.getuid()) : (processEnvironment().USERNAME ?? "user");
-  return join(tmpdir(), `evalfleet-${user}`, "suites");
+  return userTempDir("suites", processEnvironment().USERNAME ?? "user");
 }
 
 /** The `--conditions` (`-C`) this process was started with, for packages resolved as Node does. */
@@ -137,9 +142,10 @@ function firstError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Packages (and Node's built-ins) stay imports, rewritten to the file Node would load. */
-function packagesToNode(): Plugin {
+/** Packages (and Node's built-ins) stay imports, rewritten to the file Node would load; `uses` records whether one is this evalfleet. */
+function packagesToNode(uses: { evalfleet: boolean }): Plugin {
   const inner = Symbol("inner");
+  const ownEntry = fileURLToPath(packageFile("index.ts", "dist/index.js"));
   return {
     name: "evalfleet-packages",
     setup(build) {
@@ -157,6 +163,12 @@ function packagesToNode(): Plugin {
         // TypeScript outside node_modules (a workspace package's sources, a "#" import) is the
         // project's own: bundled. Everything else is loaded by Node, once, from where it is.
         if (TYPESCRIPT_FILE.test(found.path) && !/[\\/]node_modules[\\/]/.test(found.path)) return { path: found.path };
+        // This very evalfleet: its facade, which hands out the instance of the thread (or process)
+        // that imports the bundle, so a thread does not load the public API a second time.
+        if (found.path === ownEntry) {
+          uses.evalfleet = true;
+          return { path: packageFile("index.ts", "dist/thread-api.js").href, external: true };
+        }
         return { path: pathToFileURL(found.path).href, external: true };
       });
     },

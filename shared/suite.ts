@@ -18,6 +18,7 @@ import { DatasetError, ErrorCode, SuiteLoadError, errorMessage, errorName, type 
 import { pyRepr } from "./py-format.ts";
 import { redactText } from "./secrets.ts";
 import { ensureTypeScriptLoader, isTypeScriptFile } from "./typescript-loader.ts";
+import { ensurePublicApi } from "./public-api.ts";
 import { bundleSuite, bundlesSuites } from "./suite-bundle.ts";
 
 /**
@@ -179,6 +180,8 @@ export async function loadSuite(file: string, options: LoadSuiteOptions = {}): P
     if (loadedFrom.loader === "tsx") await ensureTypeScriptLoader();
     // A bundle's inline source map points stack traces at the suite's own files, as tsx does.
     if (loadedFrom.loader === "bundle") process.setSourceMapsEnabled(true);
+    // The bundle imports evalfleet's facade, which hands out this thread's (or process's) API.
+    if (loadedFrom.loader === "bundle" && loadedFrom.usesEvalfleet) await ensurePublicApi();
     try {
       mod = commonJsExports((await import(loadedFrom.url)) as Record<string, unknown>);
     } catch (err) {
@@ -207,6 +210,8 @@ export interface SuiteModule {
   loader: "node" | "bundle" | "tsx";
   /** Why a TypeScript suite is loaded through tsx rather than bundled, when it is. */
   reason?: string;
+  /** A bundle that imports evalfleet through its facade (see shared/public-api.ts). */
+  usesEvalfleet?: boolean;
 }
 
 /** Options of {@link loadSuite}. */
@@ -224,7 +229,7 @@ async function suiteModule(path: string): Promise<SuiteModule> {
   if (!isTypeScriptFile(path)) return { url, loader: "node" };
   if (!bundlesSuites()) return { url, loader: "tsx", reason: "bundling is off (EVALFLEET_SUITE_LOADER=tsx, or evalfleet runs from its sources)" };
   const bundled = await bundleSuite(path);
-  return bundled.kind === "bundle" ? { url: bundled.url, loader: "bundle" } : { url, loader: "tsx", reason: bundled.reason };
+  return bundled.kind === "bundle" ? { url: bundled.url, loader: "bundle", usesEvalfleet: bundled.usesEvalfleet } : { url, loader: "tsx", reason: bundled.reason };
 }
 
 /**

@@ -4,4 +4,5 @@ import { register } from "tsx/esm/api";
 
 register();
 const mod = await import("./thread.ts");
+mod.startThread();
 export default mod.default;

@@ -70,15 +70,26 @@ function listenOnControl(name: string): void {
   };
 }
 
-// Listen for cancels from the start, before any task arrives: a cancel sent while this thread was
-// still loading reached nobody, so the pool is told, and repeats the cancels it sent before.
-const startup = ThreadWorkerDataSchema.safeParse(workerData);
-if (!startup.success) throw new EvalfleetError(ErrorCode.WireInvalid, `a worker thread started without its pool's control channel: ${startup.error.issues[0]?.message}`);
-listenOnControl(startup.data.controlChannel);
-// One limiter per process, owned by the main thread: this thread asks it for every permit.
-if (startup.data.limiterChannel) installProcessLimiter(new ThreadLimiter(startup.data.limiterChannel));
-const ready: ThreadMessage = { kind: "ready", taskId: -1, threadId, beacon: startBeacon() };
-parentPort?.postMessage(ready);
+let started = false;
+
+/**
+ * Starts the thread's side of the pool, once, before any task: listens for cancels from the start
+ * (a cancel sent while this thread was still loading reached nobody, so the pool is told, and
+ * repeats the cancels it sent before), takes the process's limiter, and says `ready`. Called by
+ * the thread's entry file, not on import: the module is also part of the runtime that every
+ * process loading evalfleet's CommonJS file evaluates (scripts/build.mjs).
+ */
+export function startThread(): void {
+  if (started) return;
+  started = true;
+  const startup = ThreadWorkerDataSchema.safeParse(workerData);
+  if (!startup.success) throw new EvalfleetError(ErrorCode.WireInvalid, `a worker thread started without its pool's control channel: ${startup.error.issues[0]?.message}`);
+  listenOnControl(startup.data.controlChannel);
+  // One limiter per process, owned by the main thread: this thread asks it for every permit.
+  if (startup.data.limiterChannel) installProcessLimiter(new ThreadLimiter(startup.data.limiterChannel));
+  const ready: ThreadMessage = { kind: "ready", taskId: -1, threadId, beacon: startBeacon() };
+  parentPort?.postMessage(ready);
+}
 
 /**
  * How long a case runs before its commits are streamed to the main thread, in ms. Commits only

@@ -1,0 +1,99 @@
+// The threads' code cache (worker/pool/cached-commonjs.ts), each load in a fresh process: within
+// one process V8 may hand back the script it compiled already, and never read the cache at all.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "acorn";
+import { ROOT } from "../../support/paths.ts";
+
+const LOADER = join(ROOT, "worker", "pool", "cached-commonjs.ts");
+
+/** Loads `file` through the cache in a new process; the module's `run()` result and the cache's use. */
+function loadInChild(file: string, cacheDir: string): { result: unknown; cache: string } {
+  const script = `
+    import { runCachedCommonJs } from ${JSON.stringify(LOADER)};
+    globalThis[Symbol.for("evalfleet.import")] = (specifier) => import(specifier);
+    const { exports, cache } = runCachedCommonJs(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)});
+    console.log(JSON.stringify({ result: await exports.run(), cache }));`;
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout.trim().split("\n").pop()!) as { result: unknown; cache: string };
+}
+
+describe("the threads' code cache", () => {
+  test("the first load writes the cache, the next uses it; a dynamic import through the caller's function works both times", () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-code-cache-"));
+    const file = join(dir, "module.cjs");
+    // What dist/thread-runtime.cjs does: strict, its import() routed to the caller (scripts/build.mjs).
+    writeFileSync(file, `"use strict"; const load = globalThis[Symbol.for("evalfleet.import")];
+      exports.run = async () => ({ sep: (await load("node:path")).sep, strict: (function () { return this === undefined; })(), file: __filename === ${JSON.stringify(file)} });`);
+    const cacheDir = join(dir, "cache");
+    const first = loadInChild(file, cacheDir);
+    assert.deepEqual(first, { result: { sep: "/", strict: true, file: true }, cache: "wrote" });
+    assert.equal(readdirSync(cacheDir).filter((f) => f.endsWith(".bin")).length, 1);
+    const second = loadInChild(file, cacheDir);
+    assert.deepEqual(second, { result: { sep: "/", strict: true, file: true }, cache: "used" });
+  });
+
+  test("a cache V8 rejects (corrupt) is rewritten, and the module still runs", () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-code-cache-"));
+    const file = join(dir, "module.cjs");
+    writeFileSync(file, `"use strict"; exports.run = async () => 42;`);
+    const cacheDir = join(dir, "cache");
+    assert.equal(loadInChild(file, cacheDir).cache, "wrote");
+    const bin = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith(".bin"))!);
+    writeFileSync(bin, Buffer.from("not a code cache"));
+    assert.deepEqual(loadInChild(file, cacheDir), { result: 42, cache: "rewrote" });
+    assert.notEqual(readFileSync(bin, "utf8"), "not a code cache");
+    assert.deepEqual(loadInChild(file, cacheDir), { result: 42, cache: "used" });
+  });
+
+  test("a rebuilt file gets a new cache, and the old one is removed; another file's cache stays", () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-code-cache-"));
+    const cacheDir = join(dir, "cache");
+    const file = join(dir, "module.cjs");
+    const other = join(dir, "other.cjs");
+    writeFileSync(file, `"use strict"; exports.run = async () => 1;`);
+    writeFileSync(other, `"use strict"; exports.run = async () => "other";`);
+    loadInChild(file, cacheDir);
+    loadInChild(other, cacheDir);
+    const before = readdirSync(cacheDir).sort();
+    assert.equal(before.length, 2);
+    writeFileSync(file, `"use strict"; exports.run = async () => 22;`);
+    assert.deepEqual(loadInChild(file, cacheDir), { result: 22, cache: "wrote" });
+    const after = readdirSync(cacheDir).sort();
+    assert.equal(after.length, 2, after.join(", "));
+    assert.equal(after.filter((f) => before.includes(f)).length, 1, "the other file's cache stays, this file's old one went");
+  });
+
+  test("a cache folder that cannot be written costs only the compiling", () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-code-cache-"));
+    const file = join(dir, "module.cjs");
+    writeFileSync(file, `"use strict"; exports.run = async () => "ran";`);
+    const blocker = join(dir, "a-file");
+    writeFileSync(blocker, "");
+    assert.deepEqual(loadInChild(file, join(blocker, "cache")), { result: "ran", cache: "unwritable" });
+  });
+
+  test("the built runtime calls no import() of its own (a cached script loses Node 20's import callback), only the caller's", () => {
+    const text = readFileSync(join(ROOT, "dist", "thread-runtime.cjs"), "utf8");
+    const bannerEnd = text.indexOf("\n");
+    const imports: number[] = [];
+    const visit = (node: unknown): void => {
+      if (!node || typeof node !== "object") return;
+      const n = node as { type?: unknown; start?: number };
+      if (n.type === "ImportExpression") imports.push(n.start!);
+      for (const value of Object.values(node)) {
+        if (Array.isArray(value)) value.forEach(visit);
+        else if (value && typeof value === "object" && typeof (value as { type?: unknown }).type === "string") visit(value);
+      }
+    };
+    visit(parse(text, { ecmaVersion: "latest", sourceType: "script", allowReturnOutsideFunction: true }));
+    assert.ok(imports.length >= 1 && imports.every((at) => at < bannerEnd), `import() outside the banner at ${imports.filter((at) => at > bannerEnd).join(", ")}`);
+    assert.ok((text.match(/__evalfleetImport\(/g) ?? []).length >= 5, "the runtime's dynamic imports go through the caller's function");
+    assert.ok(text.startsWith('"use strict";'), "strict, as the ES modules it was built from");
+  });
+});

@@ -1,0 +1,22 @@
+import { fileURLToPath } from "node:url";
+import { packageFile } from "../../shared/package-files.ts";
+import { PUBLIC_API } from "../../shared/public-api.ts";
+import { userTempDir } from "../../shared/user-temp-dir.ts";
+import { runCachedCommonJs } from "./cached-commonjs.ts";
+
+/**
+ * A compiled worker thread's entry (dist/worker/pool/thread.js; from the sources, thread-entry.mjs
+ * imports thread.ts instead). It loads the thread's runtime, one CommonJS file holding the public
+ * API and the thread's side of the pool, through a V8 code cache, makes that instance the one a
+ * suite's `import "evalfleet"` gets in this thread (the facade, dist/thread-api.js), starts the
+ * thread, and hands piscina the batch runner. Every module of evalfleet a thread uses comes from
+ * that one file: Node's ES module loader costs about a millisecond per file here, and compiles
+ * every time.
+ */
+// The runtime's import() calls come here (see worker/pool/cached-commonjs.ts).
+(globalThis as Record<symbol, unknown>)[Symbol.for("evalfleet.import")] = (specifier: string) => import(specifier);
+const runtime = runCachedCommonJs(fileURLToPath(packageFile("thread-runtime.ts", "dist/thread-runtime.cjs")), userTempDir("code-cache")).exports;
+(globalThis as Record<symbol, unknown>)[PUBLIC_API] ??= runtime;
+(runtime.startThread as () => void)();
+
+export default runtime.runThreadBatch;
