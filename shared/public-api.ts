@@ -10,6 +10,13 @@ import { packageFile } from "./package-files.ts";
 export const PUBLIC_API = Symbol.for("evalfleet.api");
 
 /**
+ * The global slot of the function the threads' runtime calls instead of `import()` (its cached
+ * script cannot import on Node 20; scripts/build.mjs and worker/pool/cached-commonjs.ts): set by
+ * a thread's entry to its own `import()`. The build writes both names into the files it makes.
+ */
+export const RUNTIME_IMPORT = Symbol.for("evalfleet.import");
+
+/**
  * Makes this process's public API the one the facade hands out, before a bundled suite that
  * imports evalfleet is imported (a no-op in a worker thread, whose runtime set it already).
  */
