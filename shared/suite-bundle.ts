@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { isBuiltin } from "node:module";
+import { tmpdir } from "node:os";
 import { basename, dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Plugin } from "esbuild";
 import { FROM_SOURCES, packageFile } from "./package-files.ts";
 import { processEnvironment, type Environment } from "./environment.ts";
-import { userTempDir } from "./user-temp-dir.ts";
+import { privateTempDir } from "./user-temp-dir.ts";
 
 /**
  * A TypeScript suite compiled once, for the process and all its threads: esbuild bundles the
@@ -105,6 +106,7 @@ export async function bundleSuite(path: string, options: { cacheDir?: string; co
   }
   const hash = createHash("sha256").update(suiteUrl).update("\0").update(text).digest("hex").slice(0, 20);
   const dir = options.cacheDir ?? defaultCacheDir();
+  if (dir === null) return { kind: "fallback", reason: `no private cache folder for bundles: ${tmpdir()}/evalfleet-<uid> is not this user's own, or others may write to it` };
   const file = join(dir, `${basename(path).replace(/\.[^.]+$/, "")}-${hash}.mjs`);
   try {
     mkdirSync(dir, { recursive: true });
@@ -118,9 +120,9 @@ export async function bundleSuite(path: string, options: { cacheDir?: string; co
   return { kind: "bundle", url: pathToFileURL(file).href, usesEvalfleet: uses.evalfleet };
 }
 
-/** `<tmp>/evalfleet-<uid>/suites`: per user, so another user's files are never imported. */
-function defaultCacheDir(): string {
-  return userTempDir("suites", processEnvironment().USERNAME ?? "user");
+/** `<tmp>/evalfleet-<uid>/suites`: per user, so another user's files are never imported (null when that folder is not safe). */
+function defaultCacheDir(): string | null {
+  return privateTempDir("suites", { fallbackUser: processEnvironment().USERNAME });
 }
 
 /** The `--conditions` (`-C`) this process was started with, for packages resolved as Node does. */

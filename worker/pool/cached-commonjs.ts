@@ -20,19 +20,19 @@ export type CodeCacheUse = "used" | "wrote" | "rewrote" | "unwritable";
  * caller provides instead (scripts/build.mjs). Returns `module.exports` and what became of the cache.
  *
  * @param file absolute path of the CommonJS file.
- * @param cacheDir folder of the cache files (created when missing); a cache that cannot be read
- *   or written only costs the compiling.
+ * @param cacheDir folder of the cache files (created when missing), or null for none (see
+ *   shared/user-temp-dir.ts); a cache that cannot be read or written only costs the compiling.
  */
-export function runCachedCommonJs(file: string, cacheDir: string): { exports: Record<string, unknown>; cache: CodeCacheUse } {
+export function runCachedCommonJs(file: string, cacheDir: string | null): { exports: Record<string, unknown>; cache: CodeCacheUse } {
   const source = readFileSync(file, "utf8");
   const stat = statSync(file);
   // Named by the file's path, so two installs of evalfleet keep a cache each, and by what makes a
   // cache stale (the file's size and time, Node's version), so a rebuilt file gets a new one.
   const owner = pathKey(file);
-  const cacheFile = join(cacheDir, `${owner}-${stat.size}-${Math.trunc(stat.mtimeMs)}-${process.version}-${process.arch}.bin`);
+  const cacheFile = cacheDir === null ? null : join(cacheDir, `${owner}-${stat.size}-${Math.trunc(stat.mtimeMs)}-${process.version}-${process.arch}.bin`);
   let cachedData: Buffer | undefined;
   try {
-    cachedData = readFileSync(cacheFile);
+    if (cacheFile) cachedData = readFileSync(cacheFile);
   } catch {
     // No cache yet: this run writes it.
   }
@@ -43,6 +43,7 @@ export function runCachedCommonJs(file: string, cacheDir: string): { exports: Re
   const module = { exports: {} as Record<string, unknown> };
   (script.runInThisContext() as (...args: unknown[]) => void).call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
   if (cachedData && !script.cachedDataRejected) return { exports: module.exports, cache: "used" };
+  if (cacheDir === null || cacheFile === null) return { exports: module.exports, cache: "unwritable" };
   try {
     mkdirSync(cacheDir, { recursive: true });
     // Written whole and then renamed: another thread never reads half a cache.

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { packageFile } from "../../shared/package-files.ts";
 import { PUBLIC_API, RUNTIME_IMPORT } from "../../shared/public-api.ts";
-import { userTempDir } from "../../shared/user-temp-dir.ts";
+import { privateTempDir } from "../../shared/user-temp-dir.ts";
 import { runCachedCommonJs } from "./cached-commonjs.ts";
 
 /**
@@ -15,7 +15,7 @@ import { runCachedCommonJs } from "./cached-commonjs.ts";
  */
 // The runtime's import() calls come here (see worker/pool/cached-commonjs.ts).
 (globalThis as Record<symbol, unknown>)[RUNTIME_IMPORT] = (specifier: string) => import(specifier);
-const runtime = runCachedCommonJs(fileURLToPath(packageFile("thread-runtime.ts", "dist/thread-runtime.cjs")), userTempDir("code-cache")).exports;
+const runtime = runCachedCommonJs(fileURLToPath(packageFile("thread-runtime.ts", "dist/thread-runtime.cjs")), privateTempDir("code-cache")).exports;
 (globalThis as Record<symbol, unknown>)[PUBLIC_API] ??= runtime;
 (runtime.startThread as () => void)();
 

@@ -12,7 +12,7 @@ import { ROOT } from "../../support/paths.ts";
 const LOADER = join(ROOT, "worker", "pool", "cached-commonjs.ts");
 
 /** Loads `file` through the cache in a new process; the module's `run()` result and the cache's use. */
-function loadInChild(file: string, cacheDir: string): { result: unknown; cache: string } {
+function loadInChild(file: string, cacheDir: string | null): { result: unknown; cache: string } {
   const script = `
     import { runCachedCommonJs } from ${JSON.stringify(LOADER)};
     globalThis[Symbol.for("evalfleet.import")] = (specifier) => import(specifier);
@@ -69,13 +69,15 @@ describe("the threads' code cache", () => {
     assert.equal(after.filter((f) => before.includes(f)).length, 1, "the other file's cache stays, this file's old one went");
   });
 
-  test("a cache folder that cannot be written costs only the compiling", () => {
+  test("a cache folder that cannot be written, or none, costs only the compiling", () => {
     const dir = mkdtempSync(join(tmpdir(), "evalfleet-code-cache-"));
     const file = join(dir, "module.cjs");
     writeFileSync(file, `"use strict"; exports.run = async () => "ran";`);
     const blocker = join(dir, "a-file");
     writeFileSync(blocker, "");
     assert.deepEqual(loadInChild(file, join(blocker, "cache")), { result: "ran", cache: "unwritable" });
+    // No private folder at all (shared/user-temp-dir.ts refused it): no cache read or written.
+    assert.deepEqual(loadInChild(file, null), { result: "ran", cache: "unwritable" });
   });
 
   test("the built runtime calls no import() of its own (a cached script loses Node 20's import callback), only the caller's", () => {
