@@ -32,18 +32,11 @@ export function inlineRunner(suite: LoadedSuite, config: RunConfig, regrade: Reg
         exitWhenBlocked: true,
         judgeModel: regrade?.judgeModel ?? suite.judgeModel,
         replayOf: regrade?.replayOf ?? null,
+        ...runPolicyOptions(suite, config),
         concurrency: config.concurrency,
-        repeat: config.repeat ?? undefined,
-        retries: config.providers.retries ?? 0,
-        limits: mergeLimitTables(suite.limits, config.providers.limits),
-        prices: suite.prices ?? null,
-        budget: config.providers.budget,
-        passThreshold: resolvePassThreshold(config.passThreshold ?? undefined, suite.passThreshold),
         mcpClients: suite.mcpClients,
         onWarning: warnOnce(ctx.note),
         evalFunctions: suite.evalFunctions ?? null,
-        runEvalFunctions: config.definition.evalFunctions,
-        scoringMethod: config.definition.scoringMethod,
       }),
     };
   };
@@ -63,14 +56,7 @@ export function poolRunner(suite: LoadedSuite, config: RunConfig, regrade: Regra
         prestarted,
         logLevel: config.logLevel,
         onWarning: warnOnce(ctx.note),
-        repeat: config.repeat ?? undefined,
-        retries: config.providers.retries ?? 0,
-        limits: mergeLimitTables(suite.limits, config.providers.limits),
-        prices: suite.prices ?? null,
-        budget: config.providers.budget,
-        passThreshold: resolvePassThreshold(config.passThreshold ?? undefined, suite.passThreshold),
-        runEvalFunctions: config.definition.evalFunctions,
-        scoringMethod: config.definition.scoringMethod,
+        ...runPolicyOptions(suite, config),
         replayOf: regrade?.replayOf ?? null,
         judgeModelName: config.judgeModelName,
       }),
@@ -90,6 +76,20 @@ function runContextOptions(ctx: RunnerContext, config: RunConfig) {
     maxOutputBytes: ctx.maxOutputBytes,
     maxTranscriptBytes: ctx.maxTranscriptBytes,
     cache: ctx.cache,
+  };
+}
+
+/** What both local runners take from the suite and the flags: repeats, retries, limits, prices, budget, pass threshold, eval functions. */
+function runPolicyOptions(suite: LoadedSuite, config: RunConfig) {
+  return {
+    repeat: config.repeat ?? undefined,
+    retries: config.providers.retries ?? 0,
+    limits: mergeLimitTables(suite.limits, config.providers.limits),
+    prices: suite.prices ?? null,
+    budget: config.providers.budget,
+    passThreshold: resolvePassThreshold(config.passThreshold ?? undefined, suite.passThreshold),
+    runEvalFunctions: config.definition.evalFunctions,
+    scoringMethod: config.definition.scoringMethod,
   };
 }
 
