@@ -6,6 +6,7 @@ import type { CaseResult } from "./result.ts";
 import { CaseValidationError } from "./errors.ts";
 import { pyRepr } from "./py-format.ts";
 import { expectedOutputProblem, OutputScoringSchema, resolveScoring, type ExpectedOutput, type OutputScoring, type ResolvedScoring, type ScoringMethod } from "./datasets/expected-output-methods.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** How the judge grades: pass/fail, or a 1-10 score compared with `judgeThreshold`. */
 export const JudgeMode = {
@@ -80,24 +81,24 @@ export interface CaseOptions {
   evalFunctions?: readonly string[] | null;
 }
 
-const ChatMessageSchema = z.object({ role: z.string().min(1), content: z.string() });
-const InputSchema = z.union([z.string(), z.array(ChatMessageSchema)]);
-const RunnableSchema = z.custom<Agent>(
+const ChatMessageSchema = lazySchema(() => z.object({ role: z.string().min(1), content: z.string() }));
+const InputSchema = lazySchema(() => z.union([z.string(), z.array(ChatMessageSchema)]));
+const RunnableSchema = lazySchema(() => z.custom<Agent>(
   (v) => v !== null && typeof v === "object" && typeof (v as { run?: unknown }).run === "function",
   { message: "must be an object with a run(input, context) method" },
-);
-const JudgeModelSchema = z.custom<JudgeModel>(
+));
+const JudgeModelSchema = lazySchema(() => z.custom<JudgeModel>(
   (v) => v !== null && typeof v === "object" && typeof (v as { judge?: unknown }).judge === "function",
   { message: "must be an object with a judge(request, options) method" },
-);
-const ScorerSchema = z.custom<Scorer>(
+));
+const ScorerSchema = lazySchema(() => z.custom<Scorer>(
   (v) => v !== null && typeof v === "object" && typeof (v as { score?: unknown }).score === "function",
   { message: "must be an object with a score(run, expected) method" },
-);
-const HookSchema = z.custom<(...args: never[]) => unknown>((v) => typeof v === "function", { message: "must be a function" });
+));
+const HookSchema = lazySchema(() => z.custom<(...args: never[]) => unknown>((v) => typeof v === "function", { message: "must be a function" }));
 
 /** Type checks of every option (JavaScript callers can pass anything). Agno's rules (A1-A5) run first. */
-const CaseOptionsSchema = z.object({
+const CaseOptionsSchema = lazySchema(() => z.object({
   name: z.string(),
   input: InputSchema,
   agent: RunnableSchema.nullish(),
@@ -124,7 +125,7 @@ const CaseOptionsSchema = z.object({
   expectedAgentTools: z.array(z.string().min(1)).nullish(),
   expectedKnowledgeSources: z.array(z.string().min(1)).nullish(),
   evalFunctions: z.array(z.string().min(1)).nullish(),
-});
+}));
 
 /**
  * Marks every Case, whichever copy of evalfleet built it: a suite loaded through another module

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 
 /**
  * Why a case failed, by cause: the JSON report's `error_kind`, what `--retries` retries and what
@@ -16,7 +17,7 @@ import * as z from "zod";
 /** The kinds of a failure, in the JSON report's spelling. */
 export const ERROR_KINDS = ["infra", "agent", "check", "timeout"] as const;
 /** Why a case failed ({@link ERROR_KINDS}). */
-export const ErrorKindSchema = z.enum(ERROR_KINDS);
+export const ErrorKindSchema = lazySchema(() => z.enum(ERROR_KINDS));
 /** Why a case failed. */
 export type ErrorKind = z.infer<typeof ErrorKindSchema>;
 

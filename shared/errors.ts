@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 
 /**
  * Stable error codes. A code never changes meaning once released: scripts and the
@@ -180,14 +181,14 @@ export class DatasetError extends SuiteLoadError {
 }
 
 /** An error as plain data, so it can cross a thread or process boundary. */
-export const ErrorInfoSchema = z.object({
+export const ErrorInfoSchema = lazySchema(() => z.object({
   code: z.string(),
   name: z.string(),
   message: z.string(),
   /** Always written; optional on input so that a sender without it is still understood (then: `isRetryableCode(code)`). */
   retryable: z.boolean().optional(),
   details: z.record(z.string(), z.unknown()).optional(),
-});
+}));
 /** Plain-data form of an error. */
 export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { CaseUsage } from "./wire/result-data.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 /**
  * What model calls cost: a dated built-in price table for common models, overridable by a suite's
@@ -11,14 +12,14 @@ import type { CaseUsage } from "./wire/result-data.ts";
 export const PRICES_AS_OF = "2025-09-01";
 
 /** US dollars per million tokens. */
-export const ModelPriceSchema = z.strictObject({
+export const ModelPriceSchema = lazySchema(() => z.strictObject({
   inputPerMTok: z.number().nonnegative(),
   outputPerMTok: z.number().nonnegative(),
-});
+}));
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
 /** Prices by model name (`gpt-5-mini`); a suite's table is merged over the built-in one. */
-export const PriceTableSchema = z.record(z.string().min(1), ModelPriceSchema);
+export const PriceTableSchema = lazySchema(() => z.record(z.string().min(1), ModelPriceSchema));
 export type PriceTable = z.infer<typeof PriceTableSchema>;
 
 /** List prices per million tokens as of {@link PRICES_AS_OF} (standard tier, no caching or batch discounts). */

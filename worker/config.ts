@@ -4,6 +4,7 @@ import { assertRunId } from "../shared/broker/subjects.ts";
 import { parseConfig, positiveSeconds, seconds, text, whole } from "../shared/config.ts";
 import { DEFAULT_CONCURRENCY, DEFAULT_DRAIN_SECONDS, DEFAULT_GRACE_SECONDS, DEFAULT_HTTP_HOST, DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAULT_SERVICE_LOG_LEVEL, LOG_LEVELS, defaultThreads } from "../shared/defaults.ts";
 import { runIdFromEnvironment, suiteFileFrom, type Environment } from "../shared/environment.ts";
+import { lazySchema } from "../shared/lazy-schema.ts";
 
 /**
  * The worker process's options pipeline: its flags (as `evalfleet worker` parses them) and the
@@ -31,7 +32,7 @@ export interface WorkerFlags extends NatsFlags {
 }
 
 /** The worker's config, validated. Durations in seconds, memory in MB. */
-export const WorkerConfigSchema = z.object({
+export const WorkerConfigSchema = lazySchema(() => z.object({
   /** The suite file (`[suite]`, else `$EVALFLEET_SUITE`). */
   suiteFile: text(),
   nats: z.custom<NatsSettings>((v) => v !== null && typeof v === "object"),
@@ -48,7 +49,7 @@ export const WorkerConfigSchema = z.object({
   /** The bound on loading the suite file (`--load-timeout`). The run's own bounds (setup, teardown, output) come with its manifest. */
   loadTimeoutSeconds: positiveSeconds(),
   logLevel: z.enum(LOG_LEVELS),
-});
+}));
 
 /** The worker's config: validated once, frozen, handed down as one object. */
 export type WorkerConfig = Readonly<z.infer<typeof WorkerConfigSchema>>;

@@ -20,6 +20,7 @@ import { fraction, parseConfig, positiveSeconds, seconds, text, whole } from "..
 import type { DbOption } from "../history/recording/record-run.ts";
 import { parseDurationSeconds, type CoordinatorFlags, type RunFlags } from "./flags.ts";
 import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
+import { lazySchema } from "../../shared/lazy-schema.ts";
 
 /**
  * The options pipeline of a run command (`run`, `list`, `coordinator run|resume`, a script's
@@ -33,10 +34,10 @@ import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
 /** The run commands. */
 export type RunCommand = "run" | "list" | "script" | "coordinator-run" | "coordinator-resume" | "regrade";
 
-const names = z.array(text()).nullable();
+const names = lazySchema(() => z.array(text()).nullable());
 
 /** The distributed part of a run's config (`coordinator run|resume`). Durations in seconds. */
-const DistributedConfigSchema = z.object({
+const DistributedConfigSchema = lazySchema(() => z.object({
   nats: z.custom<NatsSettings>((v) => v !== null && typeof v === "object"),
   waitForWorkersSeconds: seconds(),
   maxAttempts: whole(1),
@@ -50,10 +51,10 @@ const DistributedConfigSchema = z.object({
   onSigterm: z.enum(["cancel", "leave"]),
   /** `coordinator resume`: the run taken over. */
   resumeRunId: z.string().nullable(),
-});
+}));
 
 /** A run command's config, validated. Durations in seconds, memory in MB. */
-export const RunConfigSchema = z.object({
+export const RunConfigSchema = lazySchema(() => z.object({
   command: z.enum(["run", "list", "script", "coordinator-run", "coordinator-resume", "regrade"]),
   /** How the cases run (and how the run is recorded). */
   mode: z.enum(["inline", "threads", "distributed"]),
@@ -138,7 +139,7 @@ export const RunConfigSchema = z.object({
     /** `--budget-usd`, `--budget-tokens`: what the whole run may spend; null: no budget. */
     budget: z.object({ usd: z.number().positive().nullable(), tokens: whole(1).nullable() }),
   }),
-});
+}));
 
 /** A run command's config: validated once, frozen, handed down as one object. */
 export type RunConfig = Readonly<z.infer<typeof RunConfigSchema>>;

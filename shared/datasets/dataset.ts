@@ -16,6 +16,7 @@ import {
   type ResolvedScoring,
   type ScoringMethod,
 } from "./expected-output-methods.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * Data-driven cases: the row format of dataset files (Exulu's test case fields, snake_case), the
@@ -54,19 +55,19 @@ export function dataset(path: string | URL, options: DatasetOptions = {}): Datas
 }
 
 /** zod schema of a dataset declared as an object (`dataset(path, options)`). */
-export const DatasetObjectSchema = z.strictObject({
+export const DatasetObjectSchema = lazySchema(() => z.strictObject({
   path: z.union([z.string().min(1), z.instanceof(URL)], { error: "must be a file path or a file URL" }),
   format: z.enum(DATASET_FORMATS, { error: `must be one of ${DATASET_FORMATS.join(", ")}` }).optional(),
   agent: z.string({ error: "must be an agent or team id" }).min(1).optional(),
   scoring: OutputScoringSchema.optional(),
   tags: z.array(z.string(), { error: "must be a list of tags" }).optional(),
   allowAdditionalTools: z.boolean({ error: "must be true or false" }).optional(),
-});
+}));
 
 /** zod schema of a dataset declaration (a path alone, or the object). */
-export const DatasetDeclarationSchema = z.union([z.string().min(1), z.instanceof(URL), DatasetObjectSchema], {
+export const DatasetDeclarationSchema = lazySchema(() => z.union([z.string().min(1), z.instanceof(URL), DatasetObjectSchema], {
   error: 'must be a file path, or dataset("cases.jsonl", { ... })',
-});
+}));
 
 /** The format of a file from its extension, or null. */
 export function formatFromPath(path: string): DatasetFormat | null {
@@ -83,21 +84,21 @@ export function formatFromPath(path: string): DatasetFormat | null {
 
 const text = (what = "must be text") => z.string({ error: what });
 const nonEmptyText = (what = "must be text") => text(what).min(1, { error: "must not be empty" });
-const toolList = z.array(nonEmptyText("must be a tool name (text)"), { error: "must be a list of names" });
+const toolList = lazySchema(() => z.array(nonEmptyText("must be a tool name (text)"), { error: "must be a list of names" }));
 
 /**
  * A conversation: `{role, content}` messages (content: text or AI SDK model parts) and AI SDK UI
  * messages `{id, role, metadata, parts}` (Exulu stores those), each problem at its path.
  */
-const InputsListSchema = z
+const InputsListSchema = lazySchema(() => z
   .array(z.unknown())
   .min(1, { error: "must not be an empty list" })
   .superRefine((list, ctx) => {
     for (const p of messageProblems(list)) ctx.addIssue({ code: "custom", path: p.path, message: p.message, input: valueAt(list as unknown as Record<string, unknown>, p.path) });
-  });
+  }));
 
 /** zod schema of a row once nulls are dropped and CSV cells are read. Field errors carry the messages shown to people. */
-export const DatasetRowSchema = z.strictObject({
+export const DatasetRowSchema = lazySchema(() => z.strictObject({
   id: z.union([nonEmptyText(), z.number()], { error: "must be text or a number" }).optional(),
   name: nonEmptyText().optional(),
   description: text().optional(),
@@ -123,7 +124,7 @@ export const DatasetRowSchema = z.strictObject({
   timeout_seconds: z.number({ error: "must be a number of seconds" }).finite().min(0, { error: "must be >= 0" }).optional(),
   metadata: z.record(z.string(), z.unknown(), { error: "must be an object" }).optional(),
   ...EXULU_FIELD_SCHEMAS,
-});
+}));
 /** A row that passed {@link DatasetRowSchema}. */
 export type DatasetRow = z.infer<typeof DatasetRowSchema>;
 

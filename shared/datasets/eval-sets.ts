@@ -6,6 +6,7 @@ import { EvalfleetError, ErrorCode, type DatasetProblem } from "../errors.ts";
 import { pyRepr } from "../py-format.ts";
 import { EXULU_FIELD_SCHEMAS, withExuluMetadata } from "./exulu-fields.ts";
 import { formatPath, shortRepr, type RowProblem } from "./problem-text.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * Eval sets: named groups of cases (by name or id) that `--set` selects, as Exulu groups test
@@ -51,25 +52,25 @@ export type EvalSetsDefinition =
   | readonly EvalSetRecord[];
 
 /** zod schema of the mapping shape. */
-export const EvalSetsDefinitionSchema = z.record(
+export const EvalSetsDefinitionSchema = lazySchema(() => z.record(
   z.string().min(1, { error: "an eval set needs a name" }),
   z.union([z.array(z.string()), z.strictObject({ description: z.string().optional(), cases: z.array(z.string()) })], {
     error: "must be a list of case names or ids, or { description, cases }",
   }),
-);
+));
 
-const member = z.union([z.string().min(1, { error: "must not be empty" }), z.number()], { error: "must be a case name or id (text)" });
-const memberList = z.array(member, { error: "must be a list of case names or ids" });
+const member = lazySchema(() => z.union([z.string().min(1, { error: "must not be empty" }), z.number()], { error: "must be a case name or id (text)" }));
+const memberList = lazySchema(() => z.array(member, { error: "must be a list of case names or ids" }));
 
 /** zod schema of one set of the list shape, once its `null` fields are dropped. */
-export const EvalSetRecordSchema = z.strictObject({
+export const EvalSetRecordSchema = lazySchema(() => z.strictObject({
   id: z.union([z.string().min(1, { error: "must not be empty" }), z.number()], { error: "must be text or a number" }).optional(),
   name: z.string({ error: "is required (text)" }).min(1, { error: "must not be empty" }),
   description: z.string({ error: "must be text" }).optional(),
   test_case_ids: memberList.optional(),
   cases: memberList.optional(),
   ...EXULU_FIELD_SCHEMAS,
-});
+}));
 
 /** The sets of a list-shaped declaration, and the problems of each entry (`index`: its position). */
 export function evalSetsFromList(list: readonly unknown[]): { sets: Map<string, EvalSet>; problems: (RowProblem & { index: number })[] } {

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { DEFAULT_SCORING_METHOD, SCORING_METHODS, type ScoringMethod } from "../defaults.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * The `expected_output` methods of data-driven cases: how a case's expected output is compared
@@ -35,7 +36,7 @@ export interface OutputScoring {
 export type ResolvedScoring = Readonly<Required<OutputScoring>>;
 
 /** zod schema of a scoring option: a method name, or `{ method, ignoreCase?, tolerance? }`. */
-export const OutputScoringSchema = z.union(
+export const OutputScoringSchema = lazySchema(() => z.union(
   [
     z.enum(SCORING_METHODS),
     z.strictObject({
@@ -45,7 +46,7 @@ export const OutputScoringSchema = z.union(
     }),
   ],
   { error: `must be a scoring method (${SCORING_METHODS.join(", ")}) or { method, ignoreCase?, tolerance? }` },
-);
+));
 
 /** Resolves a scoring option (a name, an object or nothing) against the defaults. */
 export function resolveScoring(value: ScoringMethod | OutputScoring | null | undefined, fallback?: ResolvedScoring): ResolvedScoring {

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { RowProblem } from "./problem-text.ts";
 import { shortRepr } from "./problem-text.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * Exulu's bookkeeping fields (`createdAt`, `updatedAt`, `RBAC`), which its `test_cases` and
@@ -22,17 +23,17 @@ export interface ExuluMetadata {
   RBAC?: Readonly<Record<string, unknown>>;
 }
 
-const date = z.union([z.string(), z.number()], { error: "must be a date (ISO 8601 text or epoch milliseconds)" }).refine(
+const date = lazySchema(() => z.union([z.string(), z.number()], { error: "must be a date (ISO 8601 text or epoch milliseconds)" }).refine(
   (v) => (typeof v === "number" ? Number.isFinite(v) : !Number.isNaN(Date.parse(v))),
   { error: "must be a date (ISO 8601 text or epoch milliseconds)" },
-);
+));
 
 /** zod schemas of the fields, by name (a `null` field is an absent one, dropped before these run). */
-export const EXULU_FIELD_SCHEMAS = {
+export const EXULU_FIELD_SCHEMAS = lazySchema(() => ({
   createdAt: date.optional(),
   updatedAt: date.optional(),
   RBAC: z.record(z.string(), z.unknown(), { error: "must be an object (Exulu's RBACData)" }).optional(),
-} as const satisfies Record<ExuluField, z.ZodType>;
+}) as const satisfies Record<ExuluField, z.ZodType>);
 
 /** True for one of {@link EXULU_FIELDS}. */
 export function isExuluField(key: string): key is ExuluField {

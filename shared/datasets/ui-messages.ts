@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { ChatMessage, MessagePart, ProviderOptions, ToolResultOutput } from "../agent.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * The messages of a dataset row's `inputs`, validated and converted for the agent. A row may hold
@@ -25,11 +26,11 @@ const UI_PART_TYPES = "text, reasoning, file, step-start, source-url, source-doc
 const MODEL_PART_TYPES = ["text", "reasoning", "image", "file", "tool-call", "tool-result", "tool-approval-request", "tool-approval-response"] as const;
 
 const text = (what = "must be text") => z.string({ error: what });
-const record = z.record(z.string(), z.unknown(), { error: "must be an object" });
-const providerMetadata = z.record(z.string(), record, { error: "must be an object of provider names to objects" }).optional();
+const record = lazySchema(() => z.record(z.string(), z.unknown(), { error: "must be an object" }));
+const providerMetadata = lazySchema(() => z.record(z.string(), record, { error: "must be an object of provider names to objects" }).optional());
 
-const approval = z.looseObject({ id: text(), approved: z.boolean({ error: "must be true or false" }).optional(), reason: text().optional(), signature: text().optional() });
-const toolInvocation = {
+const approval = lazySchema(() => z.looseObject({ id: text(), approved: z.boolean({ error: "must be true or false" }).optional(), reason: text().optional(), signature: text().optional() }));
+const toolInvocation = lazySchema(() => ({
   toolCallId: text("must be the tool call's id (text)"),
   state: z.enum(TOOL_STATES, { error: `must be one of ${TOOL_STATES.join(", ")}` }),
   providerExecuted: z.boolean({ error: "must be true or false" }).optional(),
@@ -38,10 +39,10 @@ const toolInvocation = {
   resultProviderMetadata: providerMetadata,
   approval: approval.optional(),
   preliminary: z.boolean().optional(),
-};
+}));
 
 /** zod schemas of the UI part types, by type (`tool-*` and `data-*` by prefix). */
-const UI_PARTS = {
+const UI_PARTS = lazySchema(() => ({
   text: z.looseObject({ text: text(), providerMetadata }),
   reasoning: z.looseObject({ text: text(), providerMetadata }),
   file: z.looseObject({ mediaType: text("must be a media type (text)"), url: text("must be a URL (text; a data: URL holds the bytes)"), filename: text().optional(), providerMetadata }),
@@ -51,9 +52,9 @@ const UI_PARTS = {
   "dynamic-tool": z.looseObject({ toolName: text("must be the tool's name (text)"), ...toolInvocation }),
   tool: z.looseObject(toolInvocation),
   data: z.looseObject({ data: z.unknown() }),
-} as const;
+}) as const);
 
-const MODEL_PARTS: Record<(typeof MODEL_PART_TYPES)[number], z.ZodType> = {
+const MODEL_PARTS = lazySchema((): Record<(typeof MODEL_PART_TYPES)[number], z.ZodType> => ({
   text: z.looseObject({ text: text(), providerOptions: providerMetadata }),
   reasoning: z.looseObject({ text: text(), providerOptions: providerMetadata }),
   image: z.looseObject({ image: text("must be a URL or base64 text"), mediaType: text().optional() }),
@@ -62,7 +63,7 @@ const MODEL_PARTS: Record<(typeof MODEL_PART_TYPES)[number], z.ZodType> = {
   "tool-result": z.looseObject({ toolCallId: text(), toolName: text(), output: z.looseObject({ type: z.enum(["text", "json", "execution-denied", "error-text", "error-json", "content"], { error: "must be a tool result output type" }) }) }),
   "tool-approval-request": z.looseObject({ approvalId: text(), toolCallId: text() }),
   "tool-approval-response": z.looseObject({ approvalId: text(), approved: z.boolean({ error: "must be true or false" }) }),
-};
+}));
 
 type UiPart = Record<string, unknown> & { type: string };
 type UiMessage = { id?: string; role: (typeof UI_ROLES)[number]; metadata?: unknown; parts: UiPart[] };

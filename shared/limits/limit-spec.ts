@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { EvalfleetError, ErrorCode } from "../errors.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * Provider limits as people write them: `--limit KEY=rpm:600,tpm:200000,concurrency:64`
@@ -11,19 +12,19 @@ import { EvalfleetError, ErrorCode } from "../errors.ts";
  */
 
 /** The limits of one provider key. Every field is optional: an absent one is not limited (or learnt). */
-export const LimitSpecSchema = z.strictObject({
+export const LimitSpecSchema = lazySchema(() => z.strictObject({
   /** Requests per minute, > 0. */
   rpm: z.number().positive().optional(),
   /** Tokens per minute (prompt + completion), > 0. */
   tpm: z.number().positive().optional(),
   /** Requests in flight at once, whole, >= 1. */
   concurrency: z.int().min(1).optional(),
-});
+}));
 /** The limits of one provider key. */
 export type LimitSpec = z.infer<typeof LimitSpecSchema>;
 
 /** Limits by provider key (`openai:gpt-5-mini`, or a name the user chose). */
-export const LimitTableSchema = z.record(z.string().min(1), LimitSpecSchema);
+export const LimitTableSchema = lazySchema(() => z.record(z.string().min(1), LimitSpecSchema));
 /** Limits by provider key. */
 export type LimitTable = z.infer<typeof LimitTableSchema>;
 

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { LimitFeedback } from "./limiter-core.ts";
 import { feedbackFrom } from "./rate-headers.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * The limiter as model clients and agents see it (`RunContext.limiter`): `acquire(key, { tokens })`
@@ -48,7 +49,7 @@ export interface ProviderLimiter {
 }
 
 /** A limit key as people write it: no spaces, `=`, `;` or `,`. */
-export const LimitKeySchema = z.string().min(1).max(200).regex(/^[^\s=;,]+$/);
+export const LimitKeySchema = lazySchema(() => z.string().min(1).max(200).regex(/^[^\s=;,]+$/));
 
 /**
  * The derived key of an OpenAI-compatible endpoint and model: `openai:<model>` for OpenAI's own

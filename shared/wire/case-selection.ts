@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { ErrorCode, EvalfleetError } from "../errors.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * The cases a run selected, as they are stored in its manifest: one bit per case of the suite
@@ -10,14 +11,14 @@ import { ErrorCode, EvalfleetError } from "../errors.ts";
  */
 
 /** A selection on the wire. */
-export const CaseSelectionSchema = z.object({
+export const CaseSelectionSchema = lazySchema(() => z.object({
   /** Cases in the suite: the bitmap has exactly this many bits (rounded up to whole bytes). */
   caseCount: z.number().int().nonnegative(),
   /** Cases selected: the bits set. */
   count: z.number().int().nonnegative(),
   /** Bit i (byte i >> 3, bit i & 7) is set when case i is selected. */
   bitmap: z.string(),
-});
+}));
 export type CaseSelection = z.infer<typeof CaseSelectionSchema>;
 
 /** Encodes the selected case indexes of a suite of `caseCount` cases. */

@@ -4,6 +4,7 @@ import { CaseSelectionSchema } from "./case-selection.ts";
 import { CASE_TOKEN_PATTERN } from "./case-token.ts";
 import { CaseResultDataSchema } from "./result-data.ts";
 import { DEFAULT_MAX_OUTPUT_KB, DEFAULT_SETUP_TIMEOUT_SECONDS, DEFAULT_TEARDOWN_TIMEOUT_SECONDS, SCORING_METHODS } from "../defaults.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * The NATS protocol (distributed mode): the run records in the KV bucket and the case, result
@@ -17,10 +18,10 @@ import { DEFAULT_MAX_OUTPUT_KB, DEFAULT_SETUP_TIMEOUT_SECONDS, DEFAULT_TEARDOWN_
  * is understood by a process speaking the other version.
  */
 export const NATS_PROTOCOL = 3;
-const V = z.literal(NATS_PROTOCOL);
+const V = lazySchema(() => z.literal(NATS_PROTOCOL));
 
 /** `<run>.manifest`: what a run is, written once by the coordinator. */
-export const RunManifestSchema = z.object({
+export const RunManifestSchema = lazySchema(() => z.object({
   v: V,
   runId: z.string(),
   /**
@@ -74,14 +75,14 @@ export const RunManifestSchema = z.object({
   scoringMethod: z.enum(SCORING_METHODS).nullable().default(null),
   createdAt: z.string(),
   coordinator: z.object({ host: z.string(), pid: z.number().int() }),
-});
+}));
 export type RunManifest = z.infer<typeof RunManifestSchema>;
 
 /**
  * A run's phase as stored in `<run>.state`, for workers and `status` (not the coordinator's own
  * state machine, `RunPhase` in coordinator/run/state.ts).
  */
-export const RunRecordPhaseSchema = z.enum(["publishing", "running", "cancelling", "completed", "cancelled"]);
+export const RunRecordPhaseSchema = lazySchema(() => z.enum(["publishing", "running", "cancelling", "completed", "cancelled"]));
 export type RunRecordPhase = z.infer<typeof RunRecordPhaseSchema>;
 
 /** Whether a run's recorded phase says it is over: no case of it runs any more. */
@@ -93,15 +94,15 @@ export function isFinishedPhase(phase: unknown): phase is "completed" | "cancell
  * `<run>.state`. The coordinator rewrites it every few seconds while it follows the run
  * (`updatedAt` is its heartbeat, see COORDINATOR_HEARTBEAT_SECONDS in shared/defaults.ts).
  */
-export const RunStateSchema = z.object({ v: V, phase: RunRecordPhaseSchema, published: z.number().int().nonnegative(), updatedAt: z.string() });
+export const RunStateSchema = lazySchema(() => z.object({ v: V, phase: RunRecordPhaseSchema, published: z.number().int().nonnegative(), updatedAt: z.string() }));
 export type RunStateRecord = z.infer<typeof RunStateSchema>;
 
 /** `<run>.cancel`: created once (the first writer wins). */
-export const CancelSchema = z.object({ v: V, at: z.string(), by: z.string(), reason: z.string() });
+export const CancelSchema = lazySchema(() => z.object({ v: V, at: z.string(), by: z.string(), reason: z.string() }));
 export type CancelRecord = z.infer<typeof CancelSchema>;
 
 /** `<run>.workers.<worker>`: a worker's presence, refreshed while it serves the run. */
-export const WorkerRecordSchema = z.object({
+export const WorkerRecordSchema = lazySchema(() => z.object({
   v: V,
   workerId: z.string(),
   host: z.string(),
@@ -114,27 +115,27 @@ export const WorkerRecordSchema = z.object({
   slots: z.number().int().nonnegative(),
   busy: z.number().int().nonnegative(),
   seenAt: z.string(),
-});
+}));
 export type WorkerRecord = z.infer<typeof WorkerRecordSchema>;
 
 /**
  * What every protocol version keeps of a manifest: enough for a worker to say whose run it is
  * refusing (a worker of another version cannot read the rest).
  */
-export const ManifestEnvelopeSchema = z.object({ suite: z.object({ name: z.string().optional(), fingerprint: z.string().optional() }).optional() });
+export const ManifestEnvelopeSchema = lazySchema(() => z.object({ suite: z.object({ name: z.string().optional(), fingerprint: z.string().optional() }).optional() }));
 
 /**
  * What every protocol version keeps of a presence record: who, whether it serves the run, and
  * why not. A worker refusing a run of another version writes its own version's record; the
  * run's coordinator still reads the refusal from these fields.
  */
-export const PresenceEnvelopeSchema = z.object({ workerId: z.string(), accepted: z.boolean(), reason: z.string().nullable() });
+export const PresenceEnvelopeSchema = lazySchema(() => z.object({ workerId: z.string(), accepted: z.boolean(), reason: z.string().nullable() }));
 
 /** A case's delivery token (shared/wire/case-token.ts). */
-export const CaseTokenSchema = z.string().regex(CASE_TOKEN_PATTERN, "not a delivery token");
+export const CaseTokenSchema = lazySchema(() => z.string().regex(CASE_TOKEN_PATTERN, "not a delivery token"));
 
 /** `evalfleet.<run>.cases.<index>`: run one case. */
-export const CaseMessageSchema = z
+export const CaseMessageSchema = lazySchema(() => z
   .object({
     v: V,
     runId: z.string(),
@@ -156,11 +157,11 @@ export const CaseMessageSchema = z
   // Code never travels: a case is named by index and name, and the worker runs its own suite's
   // case. A message that carries anything else (code, another suite's path) is not ours: strict,
   // so it is refused and disposed of rather than quietly run as the case it names.
-  .strict();
+  .strict());
 export type CaseMessage = z.infer<typeof CaseMessageSchema>;
 
 /** `evalfleet.<run>.results.<index>-<seal>`: one case's result, published once. */
-export const ResultMessageSchema = z.object({
+export const ResultMessageSchema = lazySchema(() => z.object({
   v: V,
   runId: z.string(),
   index: z.number().int().nonnegative(),
@@ -169,22 +170,22 @@ export const ResultMessageSchema = z.object({
   /** The delivery token of the case message this result answers. */
   token: CaseTokenSchema,
   result: CaseResultDataSchema,
-});
+}));
 export type ResultMessage = z.infer<typeof ResultMessageSchema>;
 
 /** `evalfleet.<run>.events.<index>` (core NATS, disposable): a case started, or one of its run events. */
-export const EventMessageSchema = z.object({
+export const EventMessageSchema = lazySchema(() => z.object({
   v: V,
   runId: z.string(),
   index: z.number().int().nonnegative(),
   workerId: z.string(),
   kind: z.enum(["started", "event"]),
   event: z.record(z.string(), z.unknown()).optional(),
-});
+}));
 export type EventMessage = z.infer<typeof EventMessageSchema>;
 
 /** `EVALFLEET_RUN_KEYS` `<run>`: the run's key (base64), from which every delivery token of the run is derived. */
-export const RunKeyRecordSchema = z.object({ v: V, runId: z.string(), key: z.string().min(1), createdAt: z.string() });
+export const RunKeyRecordSchema = lazySchema(() => z.object({ v: V, runId: z.string(), key: z.string().min(1), createdAt: z.string() }));
 export type RunKeyRecord = z.infer<typeof RunKeyRecordSchema>;
 
 /** Parses a message body; `undefined` when it is not JSON (the schema check then says what is wrong). */

@@ -2,6 +2,7 @@ import * as z from "zod";
 import type { RunOutput } from "../agent.ts";
 import { ErrorKindSchema } from "../error-kind.ts";
 import { TranscriptSchema } from "./transcript.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * The data of one case result: the one place its shape is written. Every other result type is
@@ -13,61 +14,61 @@ import { TranscriptSchema } from "./transcript.ts";
  */
 
 /** A scorer's verdict (shared/score.ts: a `Scorer` returns it, `Score` validates it). */
-export const ScoreDataSchema = z.object({
+export const ScoreDataSchema = lazySchema(() => z.object({
   /** In [0, 1] inclusive. */
   value: z.number().min(0).max(1),
   passed: z.boolean(),
   reason: z.string().nullable().optional(),
   /** Free-form, kept on the CaseResult but not in the JSON report. */
   detail: z.record(z.string(), z.unknown()).nullable().optional(),
-});
+}));
 /** A scorer's verdict. Built through `Score`, which validates `value`. */
 export type ScoreData = z.infer<typeof ScoreDataSchema>;
 
 /** The reliability check's details. */
-export const ReliabilityDetailsSchema = z.object({
+export const ReliabilityDetailsSchema = lazySchema(() => z.object({
   passed: z.boolean(),
   passedToolCalls: z.array(z.string()),
   failedToolCalls: z.array(z.string()),
   additionalToolCalls: z.array(z.string()),
   missingToolCalls: z.array(z.string()),
-});
+}));
 /** Reliability details kept on the result for programmatic callers (not in the JSON report). */
 export type ReliabilityDetails = z.infer<typeof ReliabilityDetailsSchema>;
 
 /** The verdict of one data-driven check. */
-export const ExpectationVerdictSchema = z.object({
+export const ExpectationVerdictSchema = lazySchema(() => z.object({
   passed: z.boolean(),
   /** Why it passed or failed, one line (`missing member tool calls: multiply (members ran: add)`). */
   reason: z.string(),
-});
+}));
 /** The verdict of one data-driven check (`expected_output`, `expected_agent_tools`, `expected_knowledge_sources`). */
 export type ExpectationVerdict = z.infer<typeof ExpectationVerdictSchema>;
 
 /** The verdict of one named evaluation function (Exulu's `eval_functions`, a suite's `evalFunctions`). */
-export const EvalFunctionVerdictSchema = ExpectationVerdictSchema.extend({
+export const EvalFunctionVerdictSchema = lazySchema(() => ExpectationVerdictSchema.extend({
   /** The function's name, as the suite registers it. */
   name: z.string(),
   /** The scorer's value, in [0, 1]. */
   value: z.number().min(0).max(1),
-});
+}));
 /** The verdict of one named evaluation function. */
 export type EvalFunctionVerdict = z.infer<typeof EvalFunctionVerdictSchema>;
 
 /** The data-driven checks a case ran. */
-export const ExpectationsSchema = z.object({
+export const ExpectationsSchema = lazySchema(() => z.object({
   /** `method` is the scoring method used (`exact`, `contains`, `regex`, `json`, `numeric`, `judge`). */
   expectedOutput: ExpectationVerdictSchema.extend({ method: z.string() }).optional(),
   expectedAgentTools: ExpectationVerdictSchema.optional(),
   expectedKnowledgeSources: ExpectationVerdictSchema.optional(),
   /** The named evaluation functions that gave a verdict, in the order they ran (the case's, then the run's). */
   evalFunctions: z.array(EvalFunctionVerdictSchema).readonly().optional(),
-});
+}));
 /** The data-driven checks a case ran; a check that is off is absent. */
 export type ExpectationsData = z.infer<typeof ExpectationsSchema>;
 
 /** Tokens and cost of one side of a case (its judge's calls). */
-export const ModelUsageSchema = z.object({
+export const ModelUsageSchema = lazySchema(() => z.object({
   inputTokens: z.number().nullable(),
   outputTokens: z.number().nullable(),
   totalTokens: z.number().nullable(),
@@ -75,7 +76,7 @@ export const ModelUsageSchema = z.object({
   costUsd: z.number().nullable(),
   /** The model that used them, when known (what the price table is looked up by). */
   model: z.string().nullish(),
-});
+}));
 /** Tokens and cost of one side of a case. */
 export type ModelUsage = z.infer<typeof ModelUsageSchema>;
 
@@ -85,10 +86,10 @@ export type ModelUsage = z.infer<typeof ModelUsageSchema>;
  * expected-output judge). Costs are filled in from the price table (shared/prices.ts) where the
  * results are collected.
  */
-export const CaseUsageSchema = ModelUsageSchema.extend({
+export const CaseUsageSchema = lazySchema(() => ModelUsageSchema.extend({
   /** The judge calls of the case, when any judge ran. Optional: results from an older evalfleet still parse. */
   judge: ModelUsageSchema.nullish(),
-});
+}));
 /** Tokens and cost of one case's agent run, as the agent reported it; a field the agent did not report is `null`. */
 export type CaseUsage = z.infer<typeof CaseUsageSchema>;
 
@@ -97,12 +98,12 @@ export type CaseUsage = z.infer<typeof CaseUsageSchema>;
  * `run` (the agent or team, until its final output), `checks` (judge, reliability, scorer,
  * expectations), `teardown` (its hook). A phase that did not run is 0.
  */
-export const PhaseSecondsSchema = z.object({
+export const PhaseSecondsSchema = lazySchema(() => z.object({
   setup: z.number().nonnegative(),
   run: z.number().nonnegative(),
   checks: z.number().nonnegative(),
   teardown: z.number().nonnegative(),
-});
+}));
 /** Seconds per phase of one case (the JSON report's `phase_seconds`). */
 export type PhaseSeconds = z.infer<typeof PhaseSecondsSchema>;
 
@@ -110,7 +111,7 @@ export type PhaseSeconds = z.infer<typeof PhaseSecondsSchema>;
  * What one run of a case observed and decided: the fields a case result and each of its repeats
  * both have.
  */
-const RunFieldsSchema = z.object({
+const RunFieldsSchema = lazySchema(() => z.object({
   sessionId: z.string(),
   /** Seconds, rounded to milliseconds; covers setup, the run, checks and teardown. */
   durationSeconds: z.number(),
@@ -135,17 +136,17 @@ const RunFieldsSchema = z.object({
   attempts: z.number().int().nonnegative(),
   /** Which worker ran it: `local`, `thread-<id>`, or a worker process id in distributed mode. */
   worker: z.string().nullable(),
-});
+}));
 
 /** One run of a repeated case; its score leaves out the scorer's `detail`. */
-export const RepeatResultSchema = z.object({
+export const RepeatResultSchema = lazySchema(() => z.object({
   /** 1-based. */
   repeat: z.number().int().positive(),
   passed: z.boolean(),
   ...RunFieldsSchema.shape,
   score: ScoreDataSchema.omit({ detail: true }).nullable(),
   expectations: ExpectationsSchema.nullable(),
-});
+}));
 /** One run of a repeated case (`--repeat N`): its own session, evidence and verdicts. */
 export type RepeatResultData = z.infer<typeof RepeatResultSchema>;
 
@@ -155,7 +156,7 @@ export type RepeatResultData = z.infer<typeof RepeatResultSchema>;
  * worker reduces it to plain data first, worker/pool/result-wire.ts). `passed` is not data: the
  * class computes it (shared/result.ts).
  */
-export const CaseResultDataSchema = z.object({
+export const CaseResultDataSchema = lazySchema(() => z.object({
   name: z.string(),
   tags: z.array(z.string()).readonly(),
   agentId: z.string().nullable(),
@@ -208,12 +209,12 @@ export const CaseResultDataSchema = z.object({
    * `misses` with one (then stored). Null when the cache was off or no call went through it. Optional.
    */
   modelCache: z.object({ hits: z.number().int().nonnegative(), misses: z.number().int().nonnegative() }).nullish(),
-});
+}));
 /** The fields of a `CaseResult`, as plain data (what crosses thread and process boundaries). */
 export type CaseResultData = z.infer<typeof CaseResultDataSchema>;
 
 /** The part of a result a thread streams while the case runs (small: no raw response). */
-export const CaseCommitSchema = CaseResultDataSchema.pick({
+export const CaseCommitSchema = lazySchema(() => CaseResultDataSchema.pick({
   output: true,
   toolsCalled: true,
   error: true,
@@ -223,5 +224,5 @@ export const CaseCommitSchema = CaseResultDataSchema.pick({
   judgeScore: true,
   reliabilityPassed: true,
   score: true,
-});
+}));
 export type CaseCommit = z.infer<typeof CaseCommitSchema>;

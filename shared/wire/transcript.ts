@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * A case's full run output (its "transcript"), as the results store keeps it and as it travels
@@ -15,28 +16,28 @@ import * as z from "zod";
 export const TRANSCRIPT_VERSION = 1;
 
 /** A tool call the model requested (it may never have run). */
-export const TranscriptToolRequestSchema = z.object({
+export const TranscriptToolRequestSchema = lazySchema(() => z.object({
   id: z.string().optional(),
   function: z.object({ name: z.string(), arguments: z.string().optional() }),
-});
+}));
 
 /** One message of the run. `content` is the message's content as plain data (text, parts, ...). */
-export const TranscriptMessageSchema = z.object({
+export const TranscriptMessageSchema = lazySchema(() => z.object({
   role: z.string(),
   content: z.unknown().optional(),
   toolCalls: z.array(TranscriptToolRequestSchema).nullish(),
   fromHistory: z.boolean().optional(),
-});
+}));
 export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 
 /** One tool execution: its name, arguments, result and error (`toolCallError` truthy when it failed). */
-export const TranscriptToolSchema = z.object({
+export const TranscriptToolSchema = lazySchema(() => z.object({
   toolName: z.string().nullish(),
   toolArgs: z.record(z.string(), z.unknown()).nullish(),
   result: z.unknown().optional(),
   toolCallError: z.unknown().optional(),
   isPaused: z.boolean().optional(),
-});
+}));
 export type TranscriptTool = z.infer<typeof TranscriptToolSchema>;
 
 /** One run's output (the agent's, the team's, or a member's), as plain data; members nest to any depth. */
@@ -53,7 +54,7 @@ export interface TranscriptRun {
 }
 
 /** {@link TranscriptRun} as a schema (recursive through `memberResponses`). */
-export const TranscriptRunSchema: z.ZodType<TranscriptRun> = z.lazy(() =>
+export const TranscriptRunSchema: z.ZodType<TranscriptRun> = lazySchema(() => z.lazy(() =>
   z.object({
     content: z.unknown().optional(),
     status: z.string().nullish(),
@@ -65,21 +66,21 @@ export const TranscriptRunSchema: z.ZodType<TranscriptRun> = z.lazy(() =>
     agentId: z.string().nullish(),
     knowledgeSources: z.array(z.string()).nullish(),
   }),
-);
+));
 
 /** How a transcript was cut to its bound; `null` on a whole one. */
-export const TranscriptCutSchema = z.object({
+export const TranscriptCutSchema = lazySchema(() => z.object({
   /** The size of the whole transcript's JSON, in bytes (UTF-8). */
   originalBytes: z.number().int().nonnegative(),
   /** The bound it was cut to, in bytes. */
   maxBytes: z.number().int().nonnegative(),
   /** What was cut: `strings` (long texts shortened, each with a marker), `messages`, `members`, `all` (only the summary kept). */
   steps: z.array(z.enum(["strings", "messages", "members", "tools", "all"])),
-});
+}));
 export type TranscriptCut = z.infer<typeof TranscriptCutSchema>;
 
 /** A case's transcript: see the module comment. */
-export const TranscriptSchema = z.object({
+export const TranscriptSchema = lazySchema(() => z.object({
   v: z.literal(TRANSCRIPT_VERSION),
   /** The final output of the agent or team, or `null` when it gave none (it threw, timed out first). */
   run: TranscriptRunSchema.nullable(),
@@ -100,6 +101,6 @@ export const TranscriptSchema = z.object({
    * input now, and skips a case whose input changed. Optional (absent: the input is unknown).
    */
   inputSha256: z.string().optional(),
-});
+}));
 /** A case's full run output, bounded. */
 export type Transcript = z.infer<typeof TranscriptSchema>;

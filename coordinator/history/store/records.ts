@@ -5,6 +5,7 @@ import type { CaseResultJSON } from "../../../shared/result-json.ts";
 import type { CaseResultData, CaseUsage, ReliabilityDetails, ScoreData } from "../../../shared/wire/result-data.ts";
 import type { SqlRow, SqlValue } from "./driver.ts";
 import { RUN_ABANDONED_SECONDS } from "../../../shared/defaults.ts";
+import { lazySchema } from "../../../shared/lazy-schema.ts";
 
 /**
  * What the results store keeps, as TypeScript types, how a case result becomes a row, and how a
@@ -304,12 +305,12 @@ export function caseRow(runId: string, result: CaseResult, recordedAt: string): 
 }
 
 // Rows cross a boundary: validate them. SQLite gives booleans as 0/1, PostgreSQL as booleans.
-const bool = z.union([z.boolean(), z.number()]).transform((v) => Boolean(v));
-const nbool = bool.nullable();
-const num = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i)]).transform(Number);
-const nnum = num.nullable();
-const text = z.string();
-const ntext = z.string().nullable();
+const bool = lazySchema(() => z.union([z.boolean(), z.number()]).transform((v) => Boolean(v)));
+const nbool = lazySchema(() => bool.nullable());
+const num = lazySchema(() => z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i)]).transform(Number));
+const nnum = lazySchema(() => num.nullable());
+const text = lazySchema(() => z.string());
+const ntext = lazySchema(() => z.string().nullable());
 const jsonOf = <T extends z.ZodType>(schema: T) =>
   z.string().transform((s, ctx) => {
     try {
@@ -319,12 +320,12 @@ const jsonOf = <T extends z.ZodType>(schema: T) =>
       return z.NEVER;
     }
   });
-const strings = jsonOf(z.array(z.string()));
-const object = jsonOf(z.record(z.string(), z.unknown()));
+const strings = lazySchema(() => jsonOf(z.array(z.string())));
+const object = lazySchema(() => jsonOf(z.record(z.string(), z.unknown())));
 const STATUSES = ["running", "passed", "failed", "cancelled", "incomplete", "abandoned"] as const;
 
 /** A row of `eval_runs`. */
-export const RunRowSchema = z
+export const RunRowSchema = lazySchema(() => z
   .object({
     id: text,
     kind: z.enum(["suite", "agent_as_judge"]),
@@ -391,10 +392,10 @@ export const RunRowSchema = z
       heartbeatAt: r.heartbeat_at ?? null,
       regradedFrom: r.regraded_from ?? null,
     }),
-  );
+  ));
 
 /** A row of `case_results`: every column {@link caseRow} writes, no other. */
-export const CaseRowSchema = z
+export const CaseRowSchema = lazySchema(() => z
   .object({
     run_id: text,
     case_index: num,
@@ -484,12 +485,12 @@ export const CaseRowSchema = z
       errorKind: r.error_kind,
       judgeUsage: r.judge_input_tokens === null && r.judge_output_tokens === null && r.judge_total_tokens === null && r.judge_cost_usd === null ? null : { inputTokens: r.judge_input_tokens, outputTokens: r.judge_output_tokens, totalTokens: r.judge_total_tokens, costUsd: r.judge_cost_usd },
     }),
-  );
+  ));
 
 /** A row of `judge_evaluations`. */
-export const JudgeEvaluationRowSchema = z
+export const JudgeEvaluationRowSchema = lazySchema(() => z
   .object({ position: num, input: text, output: text, criteria: text, score: nnum, reason: ntext, passed: nbool, failure: ntext })
-  .transform((r): JudgeEvaluationRecord => ({ ...r }));
+  .transform((r): JudgeEvaluationRecord => ({ ...r })));
 
 /** Parses rows with `schema`; a row that does not fit names the table, the row and the field. */
 export function parseRows<T>(schema: z.ZodType<T>, rows: readonly SqlRow[], table: string): T[] {

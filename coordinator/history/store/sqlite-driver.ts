@@ -4,6 +4,7 @@ import { ErrorCode } from "../../../shared/errors.ts";
 import { packageFile } from "../../../shared/package-files.ts";
 import { SCHEMA_TABLE, schemaTableStatement } from "./schema.ts";
 import { StoreError, storeFailure, type MigrationPlan, type SqlDriver, type SqlRow, type SqlStatement, type SqlValue } from "./driver.ts";
+import { lazySchema } from "../../../shared/lazy-schema.ts";
 
 /**
  * SQLite through better-sqlite3 on a thread of its own (sqlite-thread.mjs): the coordinator's
@@ -11,11 +12,11 @@ import { StoreError, storeFailure, type MigrationPlan, type SqlDriver, type SqlR
  * abandoned write cannot keep the process alive; each call's own timer does while it is pending.
  */
 
-const ReplySchema = z.union([
+const ReplySchema = lazySchema(() => z.union([
   z.object({ kind: z.literal("ready"), error: z.object({ message: z.string(), code: z.string().nullable() }).optional() }),
   z.object({ id: z.number(), ok: z.literal(true), result: z.unknown() }),
   z.object({ id: z.number(), ok: z.literal(false), error: z.object({ message: z.string(), code: z.string().nullable() }) }),
-]);
+]));
 
 interface Pending {
   resolve: (value: unknown) => void;

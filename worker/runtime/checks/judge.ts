@@ -5,6 +5,7 @@ import type { CaseInput } from "../../../shared/agent.ts";
 import type { JudgeMode } from "../../../shared/case.ts";
 import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../../shared/judge-model.ts";
 import { errorMessage } from "../../../shared/errors.ts";
+import { lazySchema } from "../../../shared/lazy-schema.ts";
 
 /**
  * The LLM-judge check: builds Agno's evaluator prompt (spec section 2), fences the untrusted
@@ -15,15 +16,15 @@ import { errorMessage } from "../../../shared/errors.ts";
 export const JUDGE_DESCRIPTION = "You are an expert evaluator. Score outputs objectively based on the provided criteria.";
 
 /** Binary answer: `{ passed, reason }`. */
-export const BinaryJudgeResponse = z.object({
+export const BinaryJudgeResponse = lazySchema(() => z.object({
   passed: z.boolean().describe("Pass/fail result."),
   reason: z.string().describe("Detailed reasoning for the evaluation."),
-});
+}));
 /** Numeric answer: `{ score (integer 1-10), reason }`. */
-export const NumericJudgeResponse = z.object({
+export const NumericJudgeResponse = lazySchema(() => z.object({
   score: z.number().int().min(1).max(10).describe("Score between 1 and 10."),
   reason: z.string().describe("Detailed reasoning for the evaluation."),
-});
+}));
 
 /** A judge's verdict as the case records it. */
 export interface JudgeVerdict {
