@@ -149,7 +149,8 @@ const RUNTIME_IMPORT = "__evalfleetImport";
  * dynamic import callback was not specified"); the entry is an ES module, whose `import()` always
  * works and resolves packages as the runtime would (both are under dist/). Where the runtime is
  * required as it is (no thread entry), the banner falls back to its own `import()`. Found with a
- * parser, not a pattern: only real import expressions, never text that looks like one.
+ * parser, not a pattern: only real import expressions, never text that looks like one. Also makes
+ * the file ASCII (its comments' other characters become "?"), and fails the build when it cannot.
  */
 async function routeDynamicImports(file) {
   const { parse } = await import("acorn");
@@ -165,14 +166,26 @@ async function routeDynamicImports(file) {
       else if (value && typeof value === "object" && typeof value.type === "string") visit(value);
     }
   };
-  visit(parse(text, { ecmaVersion: "latest", sourceType: "script", allowReturnOutsideFunction: true, allowHashBang: true }));
+  const comments = [];
+  visit(parse(text, { ecmaVersion: "latest", sourceType: "script", allowReturnOutsideFunction: true, allowHashBang: true, onComment: (_block, _text, start, end) => comments.push([start, end]) }));
+  // The runtime is read as Latin-1 when it is ASCII (worker/pool/cached-commonjs.ts). esbuild
+  // escapes every other character in code, but keeps comments as they are: theirs become "?",
+  // one per UTF-16 unit, so no position moves.
+  let ascii = text;
+  for (const [start, end] of comments) {
+    const comment = text.slice(start, end);
+    if (/[^\x00-\x7f]/.test(comment)) ascii = ascii.slice(0, start) + comment.replace(/[^\x00-\x7f]/g, "?") + ascii.slice(end);
+  }
   let out = "";
   let at = 0;
   for (const start of starts.sort((a, b) => a - b)) {
-    out += text.slice(at, start) + RUNTIME_IMPORT;
+    out += ascii.slice(at, start) + RUNTIME_IMPORT;
     at = start + "import".length;
   }
-  writeFileSync(file, out + text.slice(at));
+  out += ascii.slice(at);
+  const wide = /[^\x00-\x7f]/.exec(out);
+  if (wide) throw new Error(`evalfleet build: ${file} has a character outside ASCII outside a comment at offset ${wide.index} (${JSON.stringify(out.slice(Math.max(0, wide.index - 40), wide.index + 40))}); threads read it as Latin-1`);
+  writeFileSync(file, out);
   return starts.length;
 }
 

@@ -3,6 +3,7 @@ import { ErrorInfoSchema } from "../errors.ts";
 import { CaseCommitSchema, CaseResultDataSchema } from "./result-data.ts";
 import { versionMismatch } from "./protocol.ts";
 import { SCORING_METHODS } from "../defaults.ts";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * The thread protocol: every message between a worker process's main thread and its piscina
@@ -17,14 +18,14 @@ export const THREAD_PROTOCOL = 3;
  * fleet's shared cache, which the thread reaches through its pool (`cache-get` / `cache-put`
  * messages, answered with `cache-value` on the pool's channel). `ttlSeconds`: how long an answer stays good.
  */
-export const ThreadCacheSchema = z.discriminatedUnion("kind", [
+export const ThreadCacheSchema = lazySchema(() => z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("local"), dir: z.string().min(1), ttlSeconds: z.number().positive() }),
   z.object({ kind: z.literal("shared"), ttlSeconds: z.number().positive() }),
-]);
+]));
 export type ThreadCache = z.infer<typeof ThreadCacheSchema>;
 
 /** One case of a {@link ThreadBatchSchema}. */
-export const ThreadCaseSchema = z.object({
+export const ThreadCaseSchema = lazySchema(() => z.object({
   /** Names this attempt in progress messages, cancels and its reply (unique within the pool). */
   taskId: z.number().int().nonnegative(),
   index: z.number().int().nonnegative(),
@@ -58,7 +59,7 @@ export const ThreadCaseSchema = z.object({
   repeat: z.number().int().positive().optional(),
   /** The response cache of the case's model calls. Absent: none. */
   cache: ThreadCacheSchema.optional(),
-});
+}));
 export type ThreadCase = z.infer<typeof ThreadCaseSchema>;
 
 /**
@@ -68,7 +69,7 @@ export type ThreadCase = z.infer<typeof ThreadCaseSchema>;
  * reply comes back on its own as soon as the case ends (a `reply` {@link ThreadMessageSchema}),
  * so a slow case never holds up the others of its batch.
  */
-export const ThreadBatchSchema = z.object({
+export const ThreadBatchSchema = lazySchema(() => z.object({
   protocol: z.literal(THREAD_PROTOCOL),
   /** Absolute path of the suite file. */
   suitePath: z.string().min(1),
@@ -80,18 +81,22 @@ export const ThreadBatchSchema = z.object({
   /** Send each case's raw response back (local mode reports it; a distributed worker drops it before publishing). */
   keepResponses: z.boolean(),
   cases: z.array(ThreadCaseSchema).min(1),
-});
+}));
 export type ThreadBatch = z.infer<typeof ThreadBatchSchema>;
 
 /**
  * Validates a thread task: the batch, or why it is refused, in one line. A batch of another
  * thread protocol version is refused naming both versions (a thread loaded from another evalfleet
  * copy than its pool's), before its fields are looked at.
+ *
+ * @param options.jitless parse without zod's compiled fast path (default false): compiling it
+ *   costs a thread's first batch more than the parse (about 12 ms against 8 on 2 cores), and pays
+ *   off only over many batches.
  */
-export function parseThreadBatch(raw: unknown): { ok: true; batch: ThreadBatch } | { ok: false; why: string } {
+export function parseThreadBatch(raw: unknown, options: { jitless?: boolean } = {}): { ok: true; batch: ThreadBatch } | { ok: false; why: string } {
   const mismatch = versionMismatch(raw, { ours: THREAD_PROTOCOL, what: "thread task", who: "thread", protocol: "thread protocol", field: "protocol" });
   if (mismatch !== null) return { ok: false, why: mismatch };
-  const parsed = ThreadBatchSchema.safeParse(raw);
+  const parsed = ThreadBatchSchema.safeParse(raw, { jitless: options.jitless === true });
   if (!parsed.success) return { ok: false, why: `invalid thread task: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}` };
   return { ok: true, batch: parsed.data };
 }
@@ -100,14 +105,14 @@ export function parseThreadBatch(raw: unknown): { ok: true; batch: ThreadBatch }
  * What a batch's piscina task resolves to, once every case of it has replied: `done`, or `error`
  * when the batch itself was refused (then no case of it replied, and each gets this error).
  */
-export const ThreadBatchReplySchema = z.discriminatedUnion("kind", [
+export const ThreadBatchReplySchema = lazySchema(() => z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("done"), replied: z.number().int().nonnegative() }),
   z.object({ kind: z.literal("error"), error: ErrorInfoSchema }),
-]);
+]));
 export type ThreadBatchReply = z.infer<typeof ThreadBatchReplySchema>;
 
 /** Main thread -> worker thread once, at its start (piscina's `workerData`). */
-export const ThreadWorkerDataSchema = z.object({
+export const ThreadWorkerDataSchema = lazySchema(() => z.object({
   /**
    * Name of the pool's BroadcastChannel: the thread listens on it from start-up, before any task,
    * for {@link ThreadBroadcastSchema} (cancel a task; close the MCP clients it opened).
@@ -118,25 +123,25 @@ export const ThreadWorkerDataSchema = z.object({
    * one limiter for permits there (worker/pool/thread-limiter.ts). Absent: the thread limits alone.
    */
   limiterChannel: z.string().min(1).optional(),
-});
+}));
 export type ThreadWorkerData = z.infer<typeof ThreadWorkerDataSchema>;
 
 /**
  * What a reply may carry besides its outcome. They ride on the reply because the reply is the one
  * message sure to arrive before the main side moves on.
  */
-const ThreadReplyExtras = {
+const ThreadReplyExtras = lazySchema(() => ({
   /** The thread holds resources (`opened` MCP clients it connected) to close before the pool is destroyed. */
   resources: z.object({ threadId: z.number().int(), opened: z.number().int().nonnegative() }).optional(),
   /** Warnings for the person running the suite (a failed MCP connection), one line each. */
   warnings: z.array(z.string()).optional(),
-};
+}));
 
 /** How a case ended on its thread: a result, or a failure to even start the case. */
-export const ThreadReplySchema = z.discriminatedUnion("kind", [
+export const ThreadReplySchema = lazySchema(() => z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("result"), result: CaseResultDataSchema, ...ThreadReplyExtras }),
   z.object({ kind: z.literal("error"), error: ErrorInfoSchema, ...ThreadReplyExtras }),
-]);
+]));
 export type ThreadReply = z.infer<typeof ThreadReplySchema>;
 
 /**
@@ -145,7 +150,7 @@ export type ThreadReply = z.infer<typeof ThreadReplySchema>;
  * thread instead of one per task: creating and transferring a MessagePort per case was the
  * largest cost of the thread hop.
  */
-export const ThreadMessageSchema = z.discriminatedUnion("kind", [
+export const ThreadMessageSchema = lazySchema(() => z.discriminatedUnion("kind", [
   /**
    * `threadId` identifies the thread to terminate; `deadline` (epoch ms) is the phase's bound: the
    * hook's for `setup` and `teardown`, the case's timeout for `run` (which also carries
@@ -185,24 +190,24 @@ export const ThreadMessageSchema = z.discriminatedUnion("kind", [
     /** The thread's beacon (worker/pool/thread-beacon.ts): its heartbeat, and the task whose code it runs. */
     beacon: z.instanceof(SharedArrayBuffer),
   }),
-]);
+]));
 export type ThreadMessage = z.infer<typeof ThreadMessageSchema>;
 
 /** Main thread -> every worker thread of a pool, on its BroadcastChannel: cancel a task; close what you opened. */
-export const ThreadBroadcastSchema = z.discriminatedUnion("kind", [
+export const ThreadBroadcastSchema = lazySchema(() => z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("close-resources") }),
   /** Abort the task's case cooperatively (its teardown still runs). */
   z.object({ kind: z.literal("cancel"), taskId: z.number().int() }),
   /** The shared response cache's answer to a thread's `cache-get` (null: a miss); other threads ignore it. */
   z.object({ kind: z.literal("cache-value"), threadId: z.number().int(), requestId: z.number().int().nonnegative(), value: z.unknown() }),
-]);
+]));
 export type ThreadBroadcast = z.infer<typeof ThreadBroadcastSchema>;
 
 /** Worker thread -> main thread, on the same BroadcastChannel: done closing. */
-export const ThreadBroadcastReplySchema = z.object({
+export const ThreadBroadcastReplySchema = lazySchema(() => z.object({
   kind: z.literal("resources-closed"),
   threadId: z.number().int(),
   closed: z.number().int().nonnegative(),
   errors: z.array(z.string()),
-});
+}));
 export type ThreadBroadcastReply = z.infer<typeof ThreadBroadcastReplySchema>;

@@ -15,8 +15,23 @@ import { runCachedCommonJs } from "./cached-commonjs.ts";
  */
 // The runtime's import() calls come here (see worker/pool/cached-commonjs.ts).
 (globalThis as Record<symbol, unknown>)[RUNTIME_IMPORT] = (specifier: string) => import(specifier);
-const runtime = runCachedCommonJs(fileURLToPath(packageFile("thread-runtime.ts", "dist/thread-runtime.cjs")), privateTempDir("code-cache")).exports;
+// A new cache is written after the thread's first batch, not as soon as the runtime ran: by then the
+// functions of a thread's start (the schemas it builds on first use, the suite's import, the first
+// cases) are compiled, and the cache holds them for every later thread.
+const loaded = runCachedCommonJs(fileURLToPath(packageFile("thread-runtime.ts", "dist/thread-runtime.cjs")), privateTempDir("code-cache"), { save: "later" });
+const runtime = loaded.exports;
 (globalThis as Record<symbol, unknown>)[PUBLIC_API] ??= runtime;
 (runtime.startThread as () => void)();
 
-export default runtime.runThreadBatch;
+const runBatch = runtime.runThreadBatch as (raw: unknown) => Promise<unknown>;
+let batches = 0;
+
+/** piscina's task function: the runtime's batch runner; the first batch's end writes a pending code cache. */
+export default async function runThreadBatch(raw: unknown): Promise<unknown> {
+  if (batches++ > 0) return runBatch(raw);
+  try {
+    return await runBatch(raw);
+  } finally {
+    loaded.save();
+  }
+}

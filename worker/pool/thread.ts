@@ -82,7 +82,9 @@ let started = false;
 export function startThread(): void {
   if (started) return;
   started = true;
-  const startup = ThreadWorkerDataSchema.safeParse(workerData);
+  // Parsed once per thread: zod's compiled fast path (generated code, compiled on a schema's first
+  // parse) would cost more than it saves.
+  const startup = ThreadWorkerDataSchema.safeParse(workerData, { jitless: true });
   if (!startup.success) throw new EvalfleetError(ErrorCode.WireInvalid, `a worker thread started without its pool's control channel: ${startup.error.issues[0]?.message}`);
   listenOnControl(startup.data.controlChannel);
   // One limiter per process, owned by the main thread: this thread asks it for every permit.
@@ -168,12 +170,15 @@ function postReply(taskId: number, reply: ThreadReply): void {
   }
 }
 
+/** Batches this thread has been given: the first is parsed without zod's compiled fast path (see parseThreadBatch). */
+let batchesSeen = 0;
+
 /**
  * Runs a batch of cases at once; each replies on the parentPort as soon as it ends. Resolves to
  * a {@link ThreadBatchReply} once every case has replied. Throws only if the thread itself is broken.
  */
 export default async function runThreadBatch(raw: { batch: unknown }): Promise<ThreadBatchReply> {
-  const parsed = parseThreadBatch(raw?.batch);
+  const parsed = parseThreadBatch(raw?.batch, { jitless: batchesSeen++ === 0 });
   if (!parsed.ok) return { kind: "error", error: toErrorInfo(new EvalfleetError(ErrorCode.WireInvalid, parsed.why)) };
   const batch = parsed.batch;
   logger ??= createLogger({ name: "evalfleet.thread", level: batch.logLevel });

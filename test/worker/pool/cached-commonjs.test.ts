@@ -12,15 +12,21 @@ import { ROOT } from "../../support/paths.ts";
 const LOADER = join(ROOT, "worker", "pool", "cached-commonjs.ts");
 
 /** Loads `file` through the cache in a new process; the module's `run()` result and the cache's use. */
-function loadInChild(file: string, cacheDir: string | null): { result: unknown; cache: string } {
+function loadInChild(file: string, cacheDir: string | null, save: "now" | "later" = "now"): { result: unknown; cache: string; saved: string } {
   const script = `
     import { runCachedCommonJs } from ${JSON.stringify(LOADER)};
     globalThis[Symbol.for("evalfleet.import")] = (specifier) => import(specifier);
-    const { exports, cache } = runCachedCommonJs(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)});
-    console.log(JSON.stringify({ result: await exports.run(), cache }));`;
+    const { exports, cache, save } = runCachedCommonJs(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)}, { save: ${JSON.stringify(save)} });
+    const result = await exports.run();
+    console.log(JSON.stringify({ result, cache, saved: save() }));`;
   const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout.trim().split("\n").pop()!) as { result: unknown; cache: string };
+  const out = JSON.parse(r.stdout.trim().split("\n").pop()!) as { result: unknown; cache: string; saved: string };
+  if (save === "now") {
+    assert.equal(out.saved, out.cache, "save() after a load that wrote at once says what it did");
+    return { result: out.result, cache: out.cache } as { result: unknown; cache: string; saved: string };
+  }
+  return out;
 }
 
 describe("the threads' code cache", () => {
@@ -97,5 +103,28 @@ describe("the threads' code cache", () => {
     assert.ok(imports.length >= 1 && imports.every((at) => at < bannerEnd), `import() outside the banner at ${imports.filter((at) => at > bannerEnd).join(", ")}`);
     assert.ok((text.match(/__evalfleetImport\(/g) ?? []).length >= 5, "the runtime's dynamic imports go through the caller's function");
     assert.ok(text.startsWith('"use strict";'), "strict, as the ES modules it was built from");
+  });
+
+  test("save: later writes the cache when asked, with the functions that ran since: the next load uses it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-code-cache-"));
+    // run() calls 40 functions that nothing calls while the module loads: compiled only then.
+    const bodies = Array.from({ length: 40 }, (_, i) => `function f${i}(x) { let s = 0; for (let j = 0; j < x; j++) s += (j * ${i + 1}) % 7; return s + ${JSON.stringify("f" + i)}.length; }`).join("\n");
+    const source = `"use strict";\n${bodies}\nexports.run = async () => [${Array.from({ length: 40 }, (_, i) => `f${i}(3)`).join(", ")}].reduce((a, b) => a + b, 0);`;
+    const now = join(dir, "now.cjs");
+    const later = join(dir, "later.cjs");
+    writeFileSync(now, source);
+    writeFileSync(later, source);
+    const nowDir = join(dir, "cache-now");
+    const laterDir = join(dir, "cache-later");
+    const a = loadInChild(now, nowDir, "now");
+    assert.equal(a.cache, "wrote");
+    const b = loadInChild(later, laterDir, "later");
+    assert.deepEqual(b, { result: a.result, cache: "pending", saved: "wrote" });
+    const size = (d: string) => readdirSync(d).map((f) => readFileSync(join(d, f)).length);
+    const [nowSize] = size(nowDir);
+    const [laterSize] = size(laterDir);
+    assert.ok(laterSize! > nowSize! * 1.3, `the later cache holds the functions run() compiled: ${laterSize} bytes against ${nowSize}`);
+    const cacheDir = laterDir;
+    assert.deepEqual(loadInChild(later, cacheDir, "later"), { result: a.result, cache: "used", saved: "used" });
   });
 });
