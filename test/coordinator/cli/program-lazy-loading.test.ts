@@ -54,7 +54,7 @@ async function closedPort(): Promise<number> {
 }
 
 /** What the command line loads to parse any command: the registrations and their flags, nothing heavier. */
-const PARSING = /^(bin\/evalfleet\.mjs|scripts\/build\.mjs|coordinator\/main\.ts|coordinator\/cli\/(program|io|parse-and-run|flags|run-command|distributed-commands|worker-command|history-commands|queue-metrics-command|cache-command)\.ts|coordinator\/run\/exit-code\.ts|shared\/(defaults|text|package-files|process-tree|loading-suite)\.ts)$/;
+const PARSING = /^(bin\/evalfleet\.mjs|scripts\/build\.mjs|coordinator\/main\.ts|coordinator\/cli\/(program|io|parse-and-run|flags|run-command|distributed-commands|worker-command|history-commands|queue-metrics-command|cache-command|loads-suite)\.ts|coordinator\/run\/exit-code\.ts|shared\/(defaults|text|package-files|process-tree|loading-suite)\.ts)$/;
 
 describe("lazy loading", () => {
   test("evalfleet --help loads the command registrations only", async () => {
