@@ -8,8 +8,10 @@
  * The value stands in for the schema everywhere: same type (so `z.infer<typeof X>`, `.shape`,
  * `.extend()` and composition work unchanged), and every property read, `instanceof` check and
  * call goes to the one schema built on first use. Composing it into another lazy schema builds it
- * when that one is built. Comparing it with `===` against the schema it stands for is the one
- * thing that tells them apart; nothing in evalfleet does.
+ * when that one is built. Comparing it with `===` against the schema it stands for tells them
+ * apart, and so does a registry keyed by schema: `z.toJSONSchema` sees the fields' descriptions
+ * but not one given to the outermost schema (`lazySchema(() => z.object(...).describe("x"))`), so
+ * describe fields, as the judge's response schemas do.
  *
  * @param build makes the schema; called at most once, on the first use of the returned value.
  */

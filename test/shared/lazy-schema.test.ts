@@ -57,6 +57,11 @@ describe("lazySchema", () => {
     assert.equal(Spread.safeParse({ a: 1, c: true }).success, false);
   });
 
+  test("z.toJSONSchema of a stand-in is the schema's (the judge's structured output)", () => {
+    const make = () => z.object({ passed: z.boolean().describe("Pass/fail result."), score: z.number().int().min(1).max(10).optional() });
+    assert.deepEqual(z.toJSONSchema(lazySchema(make)), z.toJSONSchema(make()));
+  });
+
   test("an error while building reaches the first user, and the next one builds again", () => {
     let calls = 0;
     const S = lazySchema((): z.ZodString => {
