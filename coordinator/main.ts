@@ -32,10 +32,11 @@ process.on("exit", (code) => {
 // threads at that moment too: started now, the watchdog's thread boots on the core this thread's
 // module loading leaves free, not on the cores the run's threads start on (on 2 cores, a run's
 // threads were ready about 15% sooner; bench/README.md).
-if (loadsSuite(process.argv.slice(2))) (await import("../shared/block-watchdog.ts")).BlockWatchdog.get();
+const argv = process.argv.slice(2);
+if (loadsSuite(argv)) (await import("../shared/block-watchdog.ts")).BlockWatchdog.get();
 
 /** Entry of the `evalfleet` binary. */
-const code = await main(process.argv.slice(2));
+const code = await main(argv);
 process.exitCode = code;
 // A case that ignored its abort may still hold a timer or a socket; the run is over, so do not wait for it.
 setTimeout(() => process.exit(code), 200).unref();

@@ -82,7 +82,6 @@ function writeCodeCache(script: vm.Script, cacheDir: string, cacheFile: string, 
   }
 }
 
-/** A short name for a path (FNV-1a, 32 bits, hex): `node:crypto` costs a thread milliseconds to load. */
 /**
  * The file's text. An ASCII file (dist/thread-runtime.cjs is one: scripts/build.mjs checks) is
  * read as Latin-1, which copies its bytes as they are, instead of decoding UTF-8: about 5 ms less
@@ -93,6 +92,7 @@ function readSource(file: string): string {
   return bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
 }
 
+/** A short name for a path (FNV-1a, 32 bits, hex): `node:crypto` costs a thread milliseconds to load. */
 function pathKey(path: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 0x01000193);

@@ -21,17 +21,6 @@ import { runCachedCommonJs } from "./cached-commonjs.ts";
 const loaded = runCachedCommonJs(fileURLToPath(packageFile("thread-runtime.ts", "dist/thread-runtime.cjs")), privateTempDir("code-cache"), { save: "later" });
 const runtime = loaded.exports;
 (globalThis as Record<symbol, unknown>)[PUBLIC_API] ??= runtime;
-(runtime.startThread as () => void)();
+(runtime.startThread as (options: { afterFirstBatch: () => void }) => void)({ afterFirstBatch: () => void loaded.save() });
 
-const runBatch = runtime.runThreadBatch as (raw: unknown) => Promise<unknown>;
-let batches = 0;
-
-/** piscina's task function: the runtime's batch runner; the first batch's end writes a pending code cache. */
-export default async function runThreadBatch(raw: unknown): Promise<unknown> {
-  if (batches++ > 0) return runBatch(raw);
-  try {
-    return await runBatch(raw);
-  } finally {
-    loaded.save();
-  }
-}
+export default runtime.runThreadBatch;

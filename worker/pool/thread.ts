@@ -71,6 +71,7 @@ function listenOnControl(name: string): void {
 }
 
 let started = false;
+let afterFirstBatch: (() => void) | undefined;
 
 /**
  * Starts the thread's side of the pool, once, before any task: listens for cancels from the start
@@ -78,10 +79,14 @@ let started = false;
  * repeats the cancels it sent before), takes the process's limiter, and says `ready`. Called by
  * the thread's entry file, not on import: the module is also part of the runtime that every
  * process loading evalfleet's CommonJS file evaluates (scripts/build.mjs).
+ *
+ * @param options.afterFirstBatch called once, when the thread's first batch has ended (the
+ *   compiled thread's entry writes its code cache then: worker/pool/thread-start.ts).
  */
-export function startThread(): void {
+export function startThread(options: { afterFirstBatch?: () => void } = {}): void {
   if (started) return;
   started = true;
+  afterFirstBatch = options.afterFirstBatch;
   // Parsed once per thread: zod's compiled fast path (generated code, compiled on a schema's first
   // parse) would cost more than it saves.
   const startup = ThreadWorkerDataSchema.safeParse(workerData, { jitless: true });
@@ -170,7 +175,7 @@ function postReply(taskId: number, reply: ThreadReply): void {
   }
 }
 
-/** Batches this thread has been given: the first is parsed without zod's compiled fast path (see parseThreadBatch). */
+/** Batches this thread has been given: the first is parsed without zod's compiled fast path (see parseThreadBatch), and its end calls `afterFirstBatch`. */
 let batchesSeen = 0;
 
 /**
@@ -178,14 +183,19 @@ let batchesSeen = 0;
  * a {@link ThreadBatchReply} once every case has replied. Throws only if the thread itself is broken.
  */
 export default async function runThreadBatch(raw: { batch: unknown }): Promise<ThreadBatchReply> {
-  const parsed = parseThreadBatch(raw?.batch, { jitless: batchesSeen++ === 0 });
-  if (!parsed.ok) return { kind: "error", error: toErrorInfo(new EvalfleetError(ErrorCode.WireInvalid, parsed.why)) };
-  const batch = parsed.batch;
-  logger ??= createLogger({ name: "evalfleet.thread", level: batch.logLevel });
-  // Tracing, when the OTEL_* variables configure it (validated by the process already; a failure here only loses spans).
-  if (batch.cases.some((c) => c.traceparent)) await startThreadTracing();
-  await Promise.all(batch.cases.map(async (c) => postReply(c.taskId, await runThreadCase(batch, c))));
-  return { kind: "done", replied: batch.cases.length };
+  const first = batchesSeen++ === 0;
+  try {
+    const parsed = parseThreadBatch(raw?.batch, { jitless: first });
+    if (!parsed.ok) return { kind: "error", error: toErrorInfo(new EvalfleetError(ErrorCode.WireInvalid, parsed.why)) };
+    const batch = parsed.batch;
+    logger ??= createLogger({ name: "evalfleet.thread", level: batch.logLevel });
+    // Tracing, when the OTEL_* variables configure it (validated by the process already; a failure here only loses spans).
+    if (batch.cases.some((c) => c.traceparent)) await startThreadTracing();
+    await Promise.all(batch.cases.map(async (c) => postReply(c.taskId, await runThreadCase(batch, c))));
+    return { kind: "done", replied: batch.cases.length };
+  } finally {
+    if (first) afterFirstBatch?.();
+  }
 }
 
 /** Runs one case of a batch; resolves to its {@link ThreadReply}, never rejects. */
