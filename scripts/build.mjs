@@ -97,7 +97,10 @@ const REQUIRE_BANNER = 'import { createRequire as __evalfleetCreateRequire } fro
  *   the pool as one CommonJS file, which a thread loads through a V8 code cache
  *   (worker/pool/cached-commonjs.ts): Node 20 caches compiled scripts, not ES modules, and its ES
  *   module loader costs about a millisecond per file;
- * - a thread's entry (dist/worker/pool/thread.js), which loads that runtime.
+ * - a thread's entry (dist/worker/pool/thread.cjs), which loads that runtime. CommonJS, as piscina
+ *   loads it with require(): Node 20 aborts the whole process ("FATAL ERROR: v8::ToLocalChecked
+ *   Empty MaybeLocal" in CreateRequiredModuleFacade) when a thread is terminated while require()
+ *   wraps an ES module with a default export, which a run that ends during its threads' start does.
  */
 function bundleOptions() {
   return [
@@ -133,8 +136,12 @@ function bundleOptions() {
       ...commonOptions(),
       entryPoints: [{ in: "worker/pool/thread-start.ts", out: "worker/pool/thread" }],
       outdir: dist,
-      format: "esm",
-      banner: { js: REQUIRE_BANNER },
+      outExtension: { ".js": ".cjs" },
+      format: "cjs",
+      define: { "import.meta.url": "__evalfleetImportMetaUrl" },
+      // Its import() stays an import() (the runtime's are routed to it), not a require().
+      supported: { "dynamic-import": true },
+      banner: { js: `"use strict"; const __evalfleetImportMetaUrl = require("node:url").pathToFileURL(__filename).href;` },
     },
   ];
 }

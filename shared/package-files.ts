@@ -30,7 +30,7 @@ function packageRoot(): { url: URL; pkg: { version?: unknown } } {
 /**
  * A file of the package by its path from the root: `source` when running from sources, `built`
  * (under dist/) otherwise. For example the thread entry: `worker/pool/thread-entry.mjs` or
- * `dist/worker/pool/thread.js`.
+ * `dist/worker/pool/thread.cjs`.
  */
 export function packageFile(source: string, built: string): URL {
   return new URL(FROM_SOURCES ? source : built, packageRoot().url);

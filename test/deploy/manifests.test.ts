@@ -397,9 +397,9 @@ describe("deploy/Dockerfile", () => {
 
     // Follow relative imports from the entry point and the thread entry: every file must be in a copied path.
     const seen = new Set<string>();
-    // The image runs the compiled dist/ (the thread entry is dist/worker/pool/thread.js); bin looks
+    // The image runs the compiled dist/ (the thread entry is dist/worker/pool/thread.cjs); bin looks
     // for index.ts and then runs scripts/build.mjs only in a checkout, which the image is not.
-    const queue = [join(root, "bin", "evalfleet.mjs"), join(root, "dist", "worker", "pool", "thread.js")];
+    const queue = [join(root, "bin", "evalfleet.mjs"), join(root, "dist", "worker", "pool", "thread.cjs")];
     while (queue.length > 0) {
       const file = queue.pop()!;
       if (seen.has(file)) continue;
@@ -407,7 +407,7 @@ describe("deploy/Dockerfile", () => {
       const rel = relative(root, file);
       assert.ok([...inImage].some((p) => rel === p || rel.startsWith(`${p}/`)), `${rel} is run by the image but not copied into it`);
       const text = readFileSync(file, "utf8");
-      for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|new URL\(\s*)["'](\.{1,2}\/[^"']+)["']/g)) {
+      for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*|new URL\(\s*)["'](\.{1,2}\/[^"']+)["']/g)) {
         const target = resolve(dirname(file), m[1]!);
         if (file.endsWith(join("bin", "evalfleet.mjs")) && [join(root, "index.ts"), join(root, "scripts", "build.mjs")].includes(target)) continue;
         queue.push(target);

@@ -478,13 +478,13 @@ export class PrestartedThreads {
 }
 
 /**
- * The module each thread starts from. Compiled (dist/): thread.js (worker/pool/thread-start.ts),
+ * The module each thread starts from. Compiled (dist/): thread.cjs (worker/pool/thread-start.ts),
  * which loads the thread's runtime through a code cache and never loads tsx for a .js/.mjs suite
  * (a .ts suite is bundled, or registers tsx in loadSuite). From the sources (the unit tests):
  * thread-entry.mjs, which registers tsx to import thread.ts.
  */
 export function threadEntry(): string {
-  return packageFile("worker/pool/thread-entry.mjs", "dist/worker/pool/thread.js").href;
+  return packageFile("worker/pool/thread-entry.mjs", "dist/worker/pool/thread.cjs").href;
 }
 
 /**

@@ -5,7 +5,7 @@ import { privateTempDir } from "../../shared/user-temp-dir.ts";
 import { runCachedCommonJs } from "./cached-commonjs.ts";
 
 /**
- * A compiled worker thread's entry (dist/worker/pool/thread.js; from the sources, thread-entry.mjs
+ * A compiled worker thread's entry (dist/worker/pool/thread.cjs; from the sources, thread-entry.mjs
  * imports thread.ts instead). It loads the thread's runtime, one CommonJS file holding the public
  * API and the thread's side of the pool, through a V8 code cache, makes that instance the one a
  * suite's `import "evalfleet"` gets in this thread (the facade, dist/thread-api.js), starts the

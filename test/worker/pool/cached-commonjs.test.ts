@@ -105,6 +105,15 @@ describe("the threads' code cache", () => {
     assert.ok(text.startsWith('"use strict";'), "strict, as the ES modules it was built from");
   });
 
+  test("the built thread entry is a CommonJS script (piscina require()s it; Node 20 aborts the process when a thread is terminated while require() wraps an ES module)", () => {
+    const file = join(ROOT, "dist", "worker", "pool", "thread.cjs");
+    const text = readFileSync(file, "utf8");
+    // Throws on import/export declarations (and import.meta), which only an ES module may hold.
+    parse(text, { ecmaVersion: "latest", sourceType: "script", allowReturnOutsideFunction: true });
+    assert.ok(text.startsWith('"use strict";'));
+    assert.match(text, /module\.exports = __toCommonJS\(/, "its default export (the batch runner) is module.exports.default");
+  });
+
   test("save: later writes the cache when asked, with the functions that ran since: the next load uses it", () => {
     const dir = mkdtempSync(join(tmpdir(), "evalfleet-code-cache-"));
     // run() calls 40 functions that nothing calls while the module loads: compiled only then.
