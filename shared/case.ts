@@ -1,12 +1,11 @@
-import * as z from "zod";
 import type { Agent, CaseInput, ChatMessage, Team } from "./agent.ts";
 import type { JudgeModel } from "./judge-model.ts";
 import type { Scorer } from "./score.ts";
 import type { CaseResult } from "./result.ts";
 import { CaseValidationError } from "./errors.ts";
 import { pyRepr } from "./py-format.ts";
-import { expectedOutputProblem, OutputScoringSchema, resolveScoring, type ExpectedOutput, type OutputScoring, type ResolvedScoring, type ScoringMethod } from "./datasets/expected-output-methods.ts";
-import { lazySchema } from "./lazy-schema.ts";
+import { expectedOutputProblem, resolveScoring, type ExpectedOutput, type OutputScoring, type ResolvedScoring, type ScoringMethod } from "./datasets/expected-output-methods.ts";
+import { CaseOptionsSchema, describeIssue, plainlyValidCaseOptions } from "./case-option-checks.ts";
 
 /** How the judge grades: pass/fail, or a 1-10 score compared with `judgeThreshold`. */
 export const JudgeMode = {
@@ -80,52 +79,6 @@ export interface CaseOptions {
    */
   evalFunctions?: readonly string[] | null;
 }
-
-const ChatMessageSchema = lazySchema(() => z.object({ role: z.string().min(1), content: z.string() }));
-const InputSchema = lazySchema(() => z.union([z.string(), z.array(ChatMessageSchema)]));
-const RunnableSchema = lazySchema(() => z.custom<Agent>(
-  (v) => v !== null && typeof v === "object" && typeof (v as { run?: unknown }).run === "function",
-  { message: "must be an object with a run(input, context) method" },
-));
-const JudgeModelSchema = lazySchema(() => z.custom<JudgeModel>(
-  (v) => v !== null && typeof v === "object" && typeof (v as { judge?: unknown }).judge === "function",
-  { message: "must be an object with a judge(request, options) method" },
-));
-const ScorerSchema = lazySchema(() => z.custom<Scorer>(
-  (v) => v !== null && typeof v === "object" && typeof (v as { score?: unknown }).score === "function",
-  { message: "must be an object with a score(run, expected) method" },
-));
-const HookSchema = lazySchema(() => z.custom<(...args: never[]) => unknown>((v) => typeof v === "function", { message: "must be a function" }));
-
-/** Type checks of every option (JavaScript callers can pass anything). Agno's rules (A1-A5) run first. */
-const CaseOptionsSchema = lazySchema(() => z.object({
-  name: z.string(),
-  input: InputSchema,
-  agent: RunnableSchema.nullish(),
-  team: RunnableSchema.nullish(),
-  tags: z.array(z.string()).optional(),
-  timeoutSeconds: z.number().finite().nullish(),
-  setupTimeoutSeconds: z.number().finite().nonnegative().nullish(),
-  teardownTimeoutSeconds: z.number().finite().nonnegative().nullish(),
-  criteria: z.string().nullish(),
-  judgeModel: JudgeModelSchema.nullish(),
-  judgeMode: z.string().optional(),
-  judgeThreshold: z.number().finite().optional(),
-  expectedToolCalls: z.array(z.string()).nullish(),
-  allowAdditionalToolCalls: z.boolean().optional(),
-  scorer: ScorerSchema.nullish(),
-  expected: z.unknown().optional(),
-  setup: HookSchema.nullish(),
-  teardown: HookSchema.nullish(),
-  id: z.string().min(1).nullish(),
-  description: z.string().nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
-  expectedOutput: z.unknown().optional(),
-  outputScoring: OutputScoringSchema.nullish(),
-  expectedAgentTools: z.array(z.string().min(1)).nullish(),
-  expectedKnowledgeSources: z.array(z.string().min(1)).nullish(),
-  evalFunctions: z.array(z.string().min(1)).nullish(),
-}));
 
 /**
  * Marks every Case, whichever copy of evalfleet built it: a suite loaded through another module
@@ -219,8 +172,9 @@ export class Case {
         field: "judgeThreshold",
       });
     }
-    const parsed = CaseOptionsSchema.safeParse(options);
-    if (!parsed.success) {
+    // The schema words the error; options that are plainly valid (nearly all) skip it.
+    const parsed = plainlyValidCaseOptions(options) ? null : CaseOptionsSchema.safeParse(options);
+    if (parsed && !parsed.success) {
       const issue = parsed.error.issues[0]!;
       const field = issue.path.map(String).join(".") || "options";
       const got = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k as PropertyKey], options);
@@ -295,11 +249,4 @@ export class Case {
 
 function freezeMessages(messages: readonly ChatMessage[]): readonly ChatMessage[] {
   return Object.freeze(messages.map((m) => Object.freeze({ ...m })));
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "custom") return issue.message;
-  if (issue.code === "invalid_type") return `must be ${issue.expected === "array" ? "a list" : `a ${issue.expected}`}`;
-  if (issue.code === "invalid_union") return "must be a string or a list of {role, content} messages";
-  return issue.message.toLowerCase();
 }

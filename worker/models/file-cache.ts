@@ -1,4 +1,6 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+// fs.promises, read when a call needs it: Node loads node:fs/promises (and the seven modules it
+// brings) on first read, and a worker thread that runs without --cache never pays for them.
+import * as fs from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { ResponseStore } from "./response-cache.ts";
@@ -23,7 +25,7 @@ export class FileResponseStore implements ResponseStore {
 
   async get(key: string): Promise<unknown> {
     try {
-      return JSON.parse(await readFile(this.#path(key), "utf8"));
+      return JSON.parse(await fs.promises.readFile(this.#path(key), "utf8"));
     } catch {
       return null;
     }
@@ -31,10 +33,10 @@ export class FileResponseStore implements ResponseStore {
 
   async put(key: string, value: unknown): Promise<void> {
     const path = this.#path(key);
-    await mkdir(join(this.dir, key.slice(0, 2)), { recursive: true });
+    await fs.promises.mkdir(join(this.dir, key.slice(0, 2)), { recursive: true });
     const tmp = `${path}.${randomUUID()}.tmp`;
-    await writeFile(tmp, JSON.stringify(value));
-    await rename(tmp, path);
+    await fs.promises.writeFile(tmp, JSON.stringify(value));
+    await fs.promises.rename(tmp, path);
   }
 }
 
@@ -46,11 +48,11 @@ export class FileResponseStore implements ResponseStore {
 export async function clearFileCache(dir: string): Promise<number> {
   let entries: string[];
   try {
-    entries = await readdir(dir);
+    entries = await fs.promises.readdir(dir);
   } catch {
     return 0;
   }
   const fanOut = entries.filter((e) => /^[0-9a-f]{2}$/.test(e));
-  for (const e of fanOut) await rm(join(dir, e), { recursive: true, force: true });
+  for (const e of fanOut) await fs.promises.rm(join(dir, e), { recursive: true, force: true });
   return fanOut.length;
 }
