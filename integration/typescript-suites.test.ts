@@ -2,7 +2,7 @@
 // bundled once (shared/suite-bundle.ts), its threads never load tsx, and each project file keeps
 // its own import.meta; a suite a bundle cannot reproduce (a computed import) loads through tsx,
 // as does any suite with EVALFLEET_SUITE_LOADER=tsx. Whichever way, the suite's `import "evalfleet"`
-// in a thread is the thread's own runtime (the facade, dist/thread-api.js), not a second copy.
+// in a thread is the thread's own runtime (the facade, dist/index.js), not a second copy.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";

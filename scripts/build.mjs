@@ -21,7 +21,7 @@ const dist = join(root, "dist");
 /** Written last by a successful build: its mtime is the build's. */
 const STAMP = join(dist, ".build-stamp");
 /** What the build reads: a newer one of these makes dist/ stale. */
-const INPUTS = ["index.ts", "thread-runtime.ts", "shared", "worker", "coordinator", "tsconfig.json", "tsconfig.build.json", "package.json"];
+const INPUTS = ["index.ts", "thread-runtime.ts", "cli-runtime.ts", "shared", "worker", "coordinator", "tsconfig.json", "tsconfig.build.json", "package.json"];
 
 /** The newest modification time (ms) under the build's inputs. */
 export function newestSource() {
@@ -90,24 +90,26 @@ const REQUIRE_BANNER = 'import { createRequire as __evalfleetCreateRequire } fro
 
 /**
  * The bundles of dist/, each an esbuild options object:
- * - the ES modules of the main process: the public API (dist/index.js), the CLI and the results
- *   store's thread, sharing chunks (dist/chunks/), so a run that imports a suite does not load the
- *   public API twice;
- * - the worker threads' runtime (dist/thread-runtime.cjs): the public API and the thread's side of
- *   the pool as one CommonJS file, which a thread loads through a V8 code cache
- *   (worker/pool/cached-commonjs.ts): Node 20 caches compiled scripts, not ES modules, and its ES
- *   module loader costs about a millisecond per file;
- * - a thread's entry (dist/worker/pool/thread.cjs), which loads that runtime. CommonJS, as piscina
+ * - the ES modules of the main process: the CLI (dist/coordinator/main.js) for the commands that
+ *   load no suite (`--help`, `status`, `runs`, ...; each loads only what it needs) and the results
+ *   store's thread, sharing chunks (dist/chunks/);
+ * - the runtimes, each one CommonJS file loaded through a V8 code cache
+ *   (shared/cached-commonjs.ts): Node 20 caches compiled scripts, not ES modules, and compiles
+ *   every ES module afresh. The worker threads' (dist/thread-runtime.cjs): the public API and the
+ *   thread's side of the pool; what a plain `import "evalfleet"` loads too (the facade, dist/index.js).
+ *   The CLI's (dist/cli-runtime.cjs), for the commands that load a suite: the command line and the
+ *   public API, each evaluated when first reached (cli-runtime.ts);
+ * - a thread's entry (dist/worker/pool/thread.cjs), which loads its runtime. CommonJS, as piscina
  *   loads it with require(): Node 20 aborts the whole process ("FATAL ERROR: v8::ToLocalChecked
  *   Empty MaybeLocal" in CreateRequiredModuleFacade) when a thread is terminated while require()
- *   wraps an ES module with a default export, which a run that ends during its threads' start does.
+ *   wraps an ES module with a default export, which a run that ends during its threads' start does;
+ * - the public API's export names (index.ts, bundled in memory only), which the facade lists.
  */
 function bundleOptions() {
   return [
     {
       ...commonOptions(),
       entryPoints: [
-        { in: "index.ts", out: "index" },
         { in: "coordinator/main.ts", out: "coordinator/main" },
         { in: "coordinator/history/store/sqlite-thread.mjs", out: "coordinator/history/store/sqlite-thread" },
       ],
@@ -116,12 +118,11 @@ function bundleOptions() {
       chunkNames: "chunks/[name]-[hash]",
       splitting: true,
       format: "esm",
-      metafile: true,
       banner: { js: REQUIRE_BANNER },
     },
     {
       ...commonOptions(),
-      entryPoints: [{ in: "thread-runtime.ts", out: "thread-runtime" }],
+      entryPoints: RUNTIMES.map((name) => ({ in: `${name}.ts`, out: name })),
       outdir: dist,
       outExtension: { ".js": ".cjs" },
       format: "cjs",
@@ -143,7 +144,25 @@ function bundleOptions() {
       supported: { "dynamic-import": true },
       banner: { js: `"use strict"; const __evalfleetImportMetaUrl = require("node:url").pathToFileURL(__filename).href;` },
     },
+    {
+      ...commonOptions(),
+      entryPoints: [{ in: "index.ts", out: "index" }],
+      outdir: dist,
+      format: "esm",
+      write: false,
+      sourcemap: false,
+      metafile: true,
+    },
   ];
+}
+
+/** The runtimes (see {@link bundleOptions}): `<name>.ts` at the root, built to dist/`<name>`.cjs. */
+const RUNTIMES = ["thread-runtime", "cli-runtime"];
+
+/** What the build does once a bundle is written: the facade from the export names, the runtimes' import() routed. */
+async function afterBundle(options, result) {
+  if (options.write === false) writeFacade(result.metafile);
+  else if (options.entryPoints.some((e) => RUNTIMES.includes(e.out))) for (const name of RUNTIMES) await routeDynamicImports(join(dist, `${name}.cjs`));
 }
 
 /** What the runtime calls instead of `import()` (see {@link routeDynamicImports}). */
@@ -175,7 +194,7 @@ async function routeDynamicImports(file) {
   };
   const comments = [];
   visit(parse(text, { ecmaVersion: "latest", sourceType: "script", allowReturnOutsideFunction: true, allowHashBang: true, onComment: (_block, _text, start, end) => comments.push([start, end]) }));
-  // The runtime is read as Latin-1 when it is ASCII (worker/pool/cached-commonjs.ts). esbuild
+  // The runtime is read as Latin-1 when it is ASCII (shared/cached-commonjs.ts). esbuild
   // escapes every other character in code, but keeps comments as they are: theirs become "?",
   // one per UTF-16 unit, so no position moves.
   let ascii = text;
@@ -197,21 +216,23 @@ async function routeDynamicImports(file) {
 }
 
 /**
- * dist/thread-api.js, what `import "evalfleet"` is in a worker thread (the `evalfleet-thread`
- * export condition): every export of the public API, taken from the instance the thread runs
- * (shared/public-api.ts), or from the runtime file where none was set.
+ * dist/index.js, what `import "evalfleet"` is: every export of the public API (index.ts), taken
+ * from the instance this thread or process runs (shared/public-api.ts: a worker thread's runtime,
+ * the CLI's), or, where none was set (a program of the user's that imports evalfleet), from
+ * dist/thread-runtime.cjs, which it then makes this thread's. One instance per thread, so a suite's
+ * cases, judges and limits are the runner's own.
  */
-function writeThreadFacade(metafile) {
-  const names = metafile.outputs["dist/index.js"]?.exports ?? [];
+function writeFacade(metafile) {
+  const names = Object.values(metafile.outputs).find((o) => o.entryPoint === "index.ts")?.exports ?? [];
   if (names.length === 0) throw new Error("evalfleet build: the public API has no exports in the metafile");
   const lines = [
-    "// Generated by scripts/build.mjs: the public API as a worker thread sees it (see shared/public-api.ts).",
+    "// Generated by scripts/build.mjs: the public API (see shared/public-api.ts).",
     'import { createRequire } from "node:module";',
-    'const api = globalThis[Symbol.for("evalfleet.api")] ?? createRequire(import.meta.url)("./thread-runtime.cjs");',
+    'const api = (globalThis[Symbol.for("evalfleet.api")] ??= createRequire(import.meta.url)("./thread-runtime.cjs"));',
     ...names.map((n) => `export const ${n} = api.${n};`),
     "",
   ];
-  writeFileSync(join(dist, "thread-api.js"), lines.join("\n"));
+  writeFileSync(join(dist, "index.js"), lines.join("\n"));
 }
 
 /** The TypeScript compiler's script, or null (with a message) when it is not installed. */
@@ -257,7 +278,7 @@ export async function watch() {
   if ((await build()) !== 0) process.exitCode = 1;
   const esbuild = await bundler();
   if (!esbuild) return;
-  const stamp = { name: "evalfleet-stamp", setup: (b) => b.onEnd(async (r) => { if (r.errors.length === 0) { if (r.metafile) writeThreadFacade(r.metafile); if (b.initialOptions.format === "cjs") await routeDynamicImports(join(dist, "thread-runtime.cjs")); writeFileSync(STAMP, `${new Date().toISOString()}\n`); console.error(`evalfleet build: rebundled at ${new Date().toLocaleTimeString()}`); } }) };
+  const stamp = { name: "evalfleet-stamp", setup: (b) => b.onEnd(async (r) => { if (r.errors.length === 0) { await afterBundle(b.initialOptions, r); writeFileSync(STAMP, `${new Date().toISOString()}\n`); console.error(`evalfleet build: rebundled at ${new Date().toLocaleTimeString()}`); } }) };
   for (const options of bundleOptions()) {
     const ctx = await esbuild.context({ ...options, plugins: [stamp] });
     await ctx.watch();
@@ -273,9 +294,9 @@ export async function build({ quiet = false } = {}) {
   rmSync(dist, { recursive: true, force: true });
   const started = Date.now();
   const [bundled, declared] = await Promise.all([
-    Promise.all(bundleOptions().map((options) => esbuild.build(options))).then(
-      async ([main]) => (writeThreadFacade(main.metafile), await routeDynamicImports(join(dist, "thread-runtime.cjs")), 0),
-      () => 1, // esbuild has printed its errors
+    Promise.all(bundleOptions().map(async (options) => afterBundle(options, await esbuild.build(options)))).then(
+      () => 0,
+      (err) => (err?.errors ? 1 : (console.error(err), 1)), // esbuild has printed its own errors
     ),
     declarations(tsc),
   ]);

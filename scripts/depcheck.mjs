@@ -17,7 +17,7 @@ const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const CONFIG = join(repoRoot, ".dependency-cruiser.mjs");
 /** What ships: the public entry, the bin and the three role folders (tests, examples and bench
  *  import the product, never the other way). Roots missing from a base dir are skipped. */
-const ROOTS = ["index.ts", "thread-runtime.ts", "bin", "shared", "worker", "coordinator"];
+const ROOTS = ["index.ts", "thread-runtime.ts", "cli-runtime.ts", "bin", "shared", "worker", "coordinator"];
 const SOURCE = /\.(ts|mts|mjs|js)$/;
 
 /** Source files under `path` (a file or a folder), relative to `base`, with `/` separators. */

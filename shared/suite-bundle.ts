@@ -31,7 +31,7 @@ export interface SuiteBundle {
   /** file: URL of the bundled module. */
   url: string;
   /**
-   * Whether it imports this evalfleet, through its facade (dist/thread-api.js): a process must
+   * Whether it imports this evalfleet, through its facade (dist/index.js): a process must
    * then set its public API ({@link ensurePublicApi}) before importing it.
    */
   usesEvalfleet: boolean;
@@ -169,7 +169,7 @@ function packagesToNode(uses: { evalfleet: boolean }): Plugin {
         // that imports the bundle, so a thread does not load the public API a second time.
         if (found.path === ownEntry) {
           uses.evalfleet = true;
-          return { path: packageFile("index.ts", "dist/thread-api.js").href, external: true };
+          return { path: packageFile("index.ts", "dist/index.js").href, external: true };
         }
         return { path: pathToFileURL(found.path).href, external: true };
       });

@@ -18,7 +18,7 @@ import type { PoolCaseRequest } from "./pool-request.ts";
 import { LimiterHost, type LimiterHostEvents } from "./limiter-host.ts";
 import { localProcessLimiter } from "../../shared/limits/process-limiter.ts";
 import type { ProviderLimiter } from "../../shared/limits/limiter.ts";
-import { FROM_SOURCES, packageFile } from "../../shared/package-files.ts";
+import { packageFile } from "../../shared/package-files.ts";
 import type { SuiteModule } from "../../shared/suite.ts";
 
 /**
@@ -423,7 +423,7 @@ export class PrestartedThreads {
       atomics: "disabled",
       maxQueue: "auto",
       // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
-      execArgv: [...threadExecArgv(process.execArgv), ...THREAD_CONDITIONS],
+      execArgv: threadExecArgv(process.execArgv),
       // Threads open the control channel as they start, before their first task (see thread.ts).
       workerData: { controlChannel: this.controlChannel, limiterChannel: this.limiterChannel } satisfies ThreadWorkerData,
       ...(shape.threadMemoryMb ? { resourceLimits: { maxOldGenerationSizeMb: shape.threadMemoryMb } } : {}),
@@ -486,13 +486,6 @@ export class PrestartedThreads {
 export function threadEntry(): string {
   return packageFile("worker/pool/thread-entry.mjs", "dist/worker/pool/thread.cjs").href;
 }
-
-/**
- * The flags of a compiled thread beside those it inherits: the `evalfleet-thread` export
- * condition, under which a suite's `import "evalfleet"` is the facade over the thread's runtime
- * (package.json `exports`), not a second copy of the public API.
- */
-const THREAD_CONDITIONS = FROM_SOURCES ? [] : ["--conditions=evalfleet-thread"];
 
 /**
  * The parent's flags that a worker thread may inherit. Per-process flags (`--expose-gc`,

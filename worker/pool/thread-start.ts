@@ -2,18 +2,18 @@ import { fileURLToPath } from "node:url";
 import { packageFile } from "../../shared/package-files.ts";
 import { PUBLIC_API, RUNTIME_IMPORT } from "../../shared/public-api.ts";
 import { privateTempDir } from "../../shared/user-temp-dir.ts";
-import { runCachedCommonJs } from "./cached-commonjs.ts";
+import { runCachedCommonJs } from "../../shared/cached-commonjs.ts";
 
 /**
  * A compiled worker thread's entry (dist/worker/pool/thread.cjs; from the sources, thread-entry.mjs
  * imports thread.ts instead). It loads the thread's runtime, one CommonJS file holding the public
  * API and the thread's side of the pool, through a V8 code cache, makes that instance the one a
- * suite's `import "evalfleet"` gets in this thread (the facade, dist/thread-api.js), starts the
+ * suite's `import "evalfleet"` gets in this thread (the facade, dist/index.js), starts the
  * thread, and hands piscina the batch runner. Every module of evalfleet a thread uses comes from
  * that one file: Node's ES module loader costs about a millisecond per file here, and compiles
  * every time.
  */
-// The runtime's import() calls come here (see worker/pool/cached-commonjs.ts).
+// The runtime's import() calls come here (see shared/cached-commonjs.ts).
 (globalThis as Record<symbol, unknown>)[RUNTIME_IMPORT] = (specifier: string) => import(specifier);
 // A new cache is written after the thread's first batch, not as soon as the runtime ran: by then the
 // functions of a thread's start (the schemas it builds on first use, the suite's import, the first

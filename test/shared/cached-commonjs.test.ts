@@ -1,4 +1,4 @@
-// The threads' code cache (worker/pool/cached-commonjs.ts), each load in a fresh process: within
+// The runtimes' code cache (shared/cached-commonjs.ts), each load in a fresh process: within
 // one process V8 may hand back the script it compiled already, and never read the cache at all.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "acorn";
-import { ROOT } from "../../support/paths.ts";
+import { ROOT } from "../support/paths.ts";
 
-const LOADER = join(ROOT, "worker", "pool", "cached-commonjs.ts");
+const LOADER = join(ROOT, "shared", "cached-commonjs.ts");
 
 /** Loads `file` through the cache in a new process; the module's `run()` result and the cache's use. */
 function loadInChild(file: string, cacheDir: string | null, save: "now" | "later" = "now"): { result: unknown; cache: string; saved: string } {
@@ -86,8 +86,11 @@ describe("the threads' code cache", () => {
     assert.deepEqual(loadInChild(file, null), { result: "ran", cache: "unwritable" });
   });
 
-  test("the built runtime calls no import() of its own (a cached script loses Node 20's import callback), only the caller's", () => {
-    const text = readFileSync(join(ROOT, "dist", "thread-runtime.cjs"), "utf8");
+  test("the built runtimes call no import() of their own (a cached script loses Node 20's import callback), only the caller's", () => {
+    for (const runtime of ["thread-runtime.cjs", "cli-runtime.cjs"]) checkRuntime(readFileSync(join(ROOT, "dist", runtime), "utf8"));
+  });
+
+  function checkRuntime(text: string): void {
     const bannerEnd = text.indexOf("\n");
     const imports: number[] = [];
     const visit = (node: unknown): void => {
@@ -103,7 +106,7 @@ describe("the threads' code cache", () => {
     assert.ok(imports.length >= 1 && imports.every((at) => at < bannerEnd), `import() outside the banner at ${imports.filter((at) => at > bannerEnd).join(", ")}`);
     assert.ok((text.match(/__evalfleetImport\(/g) ?? []).length >= 5, "the runtime's dynamic imports go through the caller's function");
     assert.ok(text.startsWith('"use strict";'), "strict, as the ES modules it was built from");
-  });
+  }
 
   test("the built thread entry is a CommonJS script (piscina require()s it; Node 20 aborts the process when a thread is terminated while require() wraps an ES module)", () => {
     const file = join(ROOT, "dist", "worker", "pool", "thread.cjs");
