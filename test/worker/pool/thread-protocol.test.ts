@@ -1,6 +1,7 @@
 // The thread protocol on a real piscina thread: a batch of another thread protocol version is
 // refused naming both versions, as plain data (code, retryable), and the thread lives on.
 import { test } from "node:test";
+import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { Piscina } from "piscina";
 import { loadSuite } from "../../../shared/suite.ts";
@@ -35,4 +36,18 @@ test("a thread refuses a batch of another thread protocol version, and still run
   } finally {
     await piscina.destroy();
   }
+});
+
+test("a thread's first parse words its errors in English (zod mini, before any classic schema set the locale)", () => {
+  // A fresh process: the first schema it builds is the batch's.
+  const script = `
+    import { parseThreadBatch } from ${JSON.stringify(new URL("../../../shared/wire/thread.ts", import.meta.url).href)};
+    const c = { taskId: "x", index: 0, name: "c", defaultTimeout: 1, setupTimeout: 1, teardownTimeout: 1, maxOutputBytes: 10, attempt: 0, forwardEvents: false };
+    console.log(JSON.stringify(parseThreadBatch({ protocol: ${THREAD_PROTOCOL}, suitePath: "/s", fingerprint: "f", logLevel: "info", keepResponses: false, cases: [c] }, { jitless: true })));`;
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), {
+    ok: false,
+    why: "invalid thread task: fingerprint: Too small: expected string to have exactly 64 characters; cases.0.taskId: Invalid input: expected number, received string; cases.0.attempt: Too small: expected number to be >0",
+  });
 });
