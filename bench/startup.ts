@@ -58,9 +58,12 @@ export async function startupFigures(root: string, quick: boolean, log: (line: s
   // imported, less the time it sat idle waiting for its first task (a run starts its threads while
   // its main thread loads the suite). Two threads (the CLI's default here: they and the main thread
   // share the two cores), and one (which has a core to itself).
+  // Ten runs each (twenty threads with two per run): a thread's start takes a tenth of a second and
+  // the two cores are shared, so five runs left the median swinging by a fifth between quick runs.
+  const readyRuns = 10;
   const readyOf = async (threads: string): Promise<number[]> => {
     const out: number[] = [];
-    for (let i = 0; i < samples; i++) {
+    for (let i = 0; i < readyRuns; i++) {
       const dir = mkdtempSync(join(tmpdir(), "evalfleet-ready-"));
       try {
         await wall(root, ["run", suite, "--threads", threads], { BENCH_CASES: "5", BENCH_READY_DIR: dir });
