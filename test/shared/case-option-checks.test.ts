@@ -8,6 +8,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CaseOptionsSchema, plainlyValidCaseOptions } from "../../shared/case-option-checks.ts";
 import { Case } from "../../index.ts";
+// A deterministic generator, so a failure names a seed that reproduces it.
+import { seededRandom as random } from "../../shared/seeded-random.ts";
 
 const agent = { id: "a", run: async () => ({ content: "ok" }) };
 const judge = { judge: async () => ({ passed: true, reason: "" }) };
@@ -23,18 +25,6 @@ const POOL: unknown[] = [
   "exact", "contains", "nope", { method: "exact" }, { method: "numeric", tolerance: 0.5 }, { method: "numeric", tolerance: -1 },
   { method: "exact", ignoreCase: "yes" }, { method: "exact", extra: 1 }, { method: "bogus" }, "binary", "numeric",
 ];
-
-/** A deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIELDS = Object.keys(CaseOptionsSchema.shape);
 
