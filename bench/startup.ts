@@ -44,7 +44,7 @@ export async function startupFigures(root: string, quick: boolean, log: (line: s
   const suite = join(root, "bench", "trivial-suite.mjs");
   const demoSuite = join(root, "examples", "math-suite.ts");
   // One untimed run of each first, as for any command run twice: the file system cache, and the
-  // caches a run writes on its first start after a build (the bundled suite, the threads' code cache).
+  // caches a run writes on its first start after a build (the bundled suite, the runtimes' code caches).
   await wall(root, ["--help"]);
   await wall(root, ["run", demoSuite]);
   const help: number[] = [];

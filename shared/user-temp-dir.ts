@@ -12,7 +12,7 @@ export interface PrivateTempDirOptions {
 
 /**
  * `<tmp>/evalfleet-<uid>/<name>`, created when missing: a folder of this user's for files evalfleet
- * writes once and then loads (bundled suites, the threads' code cache). Null when the user's
+ * writes once and then loads (bundled suites, the runtimes' code caches). Null when the user's
  * folder is not safe to load from: not a real folder, another user's, or writable by others. A
  * folder someone else made first could hold files that evalfleet would then run as this user.
  */

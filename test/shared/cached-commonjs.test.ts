@@ -29,7 +29,7 @@ function loadInChild(file: string, cacheDir: string | null, save: "now" | "later
   return out;
 }
 
-describe("the threads' code cache", () => {
+describe("the runtimes' code cache", () => {
   test("the first load writes the cache, the next uses it; a dynamic import through the caller's function works both times", () => {
     const dir = mkdtempSync(join(tmpdir(), "evalfleet-code-cache-"));
     const file = join(dir, "module.cjs");

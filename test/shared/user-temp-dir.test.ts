@@ -1,4 +1,4 @@
-// The per-user folder evalfleet loads cached files from (bundled suites, the threads' code cache):
+// The per-user folder evalfleet loads cached files from (bundled suites, the runtimes' code caches):
 // used only when it is this user's own and closed to others.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
