@@ -17,18 +17,21 @@ import { lazySchema } from "./lazy-schema.ts";
  * be built as a thread starts (bench/README.md: a thread's start).
  */
 
+/** An object (not a function) with a method of that name: an agent or team (`run`), a judge (`judge`), a scorer (`score`). */
+const withMethod = (v: unknown, method: string): boolean => v !== null && typeof v === "object" && typeof (v as Record<string, unknown>)[method] === "function";
+
 const ChatMessageSchema = lazySchema(() => z.object({ role: z.string().min(1), content: z.string() }));
 const InputSchema = lazySchema(() => z.union([z.string(), z.array(ChatMessageSchema)]));
 const RunnableSchema = lazySchema(() => z.custom<Agent>(
-  (v) => v !== null && typeof v === "object" && typeof (v as { run?: unknown }).run === "function",
+  (v) => withMethod(v, "run"),
   { message: "must be an object with a run(input, context) method" },
 ));
 const JudgeModelSchema = lazySchema(() => z.custom<JudgeModel>(
-  (v) => v !== null && typeof v === "object" && typeof (v as { judge?: unknown }).judge === "function",
+  (v) => withMethod(v, "judge"),
   { message: "must be an object with a judge(request, options) method" },
 ));
 const ScorerSchema = lazySchema(() => z.custom<Scorer>(
-  (v) => v !== null && typeof v === "object" && typeof (v as { score?: unknown }).score === "function",
+  (v) => withMethod(v, "score"),
   { message: "must be an object with a score(run, expected) method" },
 ));
 const HookSchema = lazySchema(() => z.custom<(...args: never[]) => unknown>((v) => typeof v === "function", { message: "must be a function" }));
@@ -73,7 +76,6 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
 
 const absent = (v: unknown): boolean => v === undefined || v === null;
 const finite = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v);
-const withMethod = (v: unknown, method: string): boolean => v !== null && typeof v === "object" && typeof (v as Record<string, unknown>)[method] === "function";
 const SCORING = new Set<unknown>(SCORING_METHODS);
 const SCORING_KEYS = new Set<string | symbol>(["method", "ignoreCase", "tolerance"]);
 
