@@ -118,6 +118,38 @@ describe("security: the least-privilege NATS users deploy/ ships", () => {
     }
   });
 
+  test("a run with a budget with the shipped users: the worker asks on evalfleet.<run>.starts, is answered, and is refused once the budget is spent", async () => {
+    const model = await startScriptedOpenAI();
+    try {
+      model.handle(() => ({ content: JSON.stringify({ passed: true, reason: "names Paris" }) }));
+      const runId = "least-privilege-budget";
+      // 168 tokens a case (agent 150, judge 18), one at a time: spent after the 3rd result.
+      const env = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-test-budget-0123456789", PROVIDER_CASES: "12", PROVIDER_AGENT_USAGE: "100,50", PROVIDER_AGENT_MODEL: "gpt-5-mini" };
+      const worker = evalfleet(["worker", PROVIDERS, "--run", runId, "--threads", "1", "--concurrency", "1", "--log-level", "info"], { ...workerEnv(), ...env });
+      const report = join(mkdtempSync(join(tmpdir(), "evalfleet-sec-perm-")), "r.json");
+      const c = await exitOf(evalfleet(["coordinator", "run", PROVIDERS, "--run-id", runId, "--budget-tokens", "500", "--json-output", report], { ...coordinatorEnv(), ...env }), "the coordinator", 90_000);
+      assert.equal(c.code, 3, c.stdout + c.stderr);
+      const w = await exitOf(worker, "the worker", 30_000);
+      assert.doesNotMatch(w.stderr, /Permissions Violation|did not answer whether a case may start/i, "the coordinator answered, within both users' permissions");
+      assert.doesNotMatch(c.stderr, /Permissions Violation/i);
+      const json = readJson(report) as { summary: { budget: { exhausted: boolean }; tokens: { total: number } }; cases: Array<{ skipped: boolean; error: string | null }> };
+      assert.equal(json.summary.budget.exhausted, true);
+      // The run told its workers to ask (a worker may read the manifest).
+      const asker = await connect({ servers: nats.url, user: "evalfleet-worker", pass: passwords.worker, inboxPrefix: WORKER_INBOX, maxReconnectAttempts: 0, timeout: 5000 });
+      try {
+        const manifest = await (await new Kvm(jetstream(asker)).open(RUNS_BUCKET)).get(runKeys.manifest(runId));
+        assert.equal(manifest?.json<{ startGate: boolean }>().startGate, true);
+      } finally {
+        await asker.close();
+      }
+      // One worker at --concurrency 1: the case in flight when the 3rd result was counted, at most.
+      assert.ok(json.summary.tokens.total >= 500 && json.summary.tokens.total <= 3 * 168 + 168, String(json.summary.tokens.total));
+      assert.ok(json.cases.filter((x) => x.skipped && x.error === "skipped: budget exhausted").length >= 8);
+    } finally {
+      await model.close();
+    }
+  });
+
   test("a worker that does not use its reply prefix is told which option to set", async () => {
     const env = { ...workerEnv(), NATS_INBOX_PREFIX: "" };
     const r = await exitOf(evalfleet(["worker", BASIC, "--run", "no-prefix", "--log-level", "warn"], env), "the worker without its prefix", 30_000);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { limitAcquireSubject, limitReleaseSubject } from "../shared/broker/subjects.ts";
+import { abortable } from "../shared/abortable.ts";
 import { errorMessage, ErrorCode, EvalfleetError } from "../shared/errors.ts";
 import type { LimitTable } from "../shared/limits/limit-spec.ts";
 import type { LimitFeedback } from "../shared/limits/limiter-core.ts";
@@ -105,26 +106,4 @@ function isNoResponders(err: unknown): boolean {
 function isTimeout(err: unknown): boolean {
   const e = err as { code?: unknown; name?: unknown; message?: unknown };
   return e?.code === "TIMEOUT" || e?.name === "TimeoutError" || /timeout/i.test(String(e?.message ?? ""));
-}
-
-/** `promise`, or the signal's reason as soon as it fires (then `onAbort` runs once). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, onAbort: () => void): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const abort = (): void => {
-      onAbort();
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", abort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener("abort", abort);
-        reject(err);
-      },
-    );
-  });
 }

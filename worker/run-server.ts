@@ -19,6 +19,7 @@ import type { CasePool } from "./pool/case-pool.ts";
 import type { Slots } from "./slots.ts";
 import { caseErrorResult, checkCaseMessage, poolRequest } from "./case-message.ts";
 import { RunPresence } from "./presence.ts";
+import { StartGate } from "./start-gate.ts";
 import { ResultPublisher } from "./result-publisher.ts";
 import { LeaseBound } from "./lease-bound.ts";
 
@@ -72,6 +73,8 @@ export class RunServer {
   readonly #runId: string;
   readonly #presence: RunPresence;
   readonly #publisher: ResultPublisher;
+  /** Asks the coordinator before each case starts (a run with a budget), or null. */
+  readonly #startGate: StartGate | null;
   /** Fires on the run's cancel key: in-flight cases are aborted cooperatively (their results still count). */
   readonly #cancel = new AbortController();
   /** Aborts the run's in-flight cases: the run's cancel or the end of the drain grace. */
@@ -94,6 +97,7 @@ export class RunServer {
     this.#deps = deps;
     this.#presence = new RunPresence({ broker: deps.broker, workerId: deps.workerId, fingerprint: deps.suite.fingerprint, slots: deps.slots.size }, manifest.runId, () => this.#busy);
     this.#publisher = new ResultPublisher({ broker: deps.broker, runId: manifest.runId, workerId: deps.workerId, abort: deps.abort, metrics: deps.metrics, maxOutputBytes: manifest.maxOutputBytes });
+    this.#startGate = manifest.startGate ? new StartGate(deps.broker.nc, manifest.runId, deps.workerId, deps.logger) : null;
     setMaxListeners(0, this.#cancel.signal);
     // One signal for every case of the run: AbortSignal.any per case was a measurable cost.
     this.#caseAbort = AbortSignal.any([this.#cancel.signal, deps.abort]);
@@ -257,6 +261,7 @@ export class RunServer {
       m.ack();
       return;
     }
+    if (this.#startGate && !(await this.#mayStart(m, index))) return;
     this.#publisher.publishEvent({ index, kind: "started" });
     // The lease is kept alive only while the case is within its bounds: a worker wedged past them
     // lets the case go, and the broker redelivers it.
@@ -316,6 +321,26 @@ export class RunServer {
     result.attempts = attempt - 1 + Math.max(1, result.attempts);
     result.worker = workerId;
     await this.#publisher.publishThenAck(m, result, message.token, log);
+  }
+
+  /**
+   * Asks the start gate whether the case may start. Not when the run is stopping: the case is let
+   * go (`term`, as a case taken after the cancel is) and the coordinator skips it with the run's
+   * reason; when this worker is shutting down, it is handed back.
+   */
+  async #mayStart(m: JsMsg, index: number): Promise<boolean> {
+    try {
+      const answer = await this.#startGate!.ask(index, this.#caseAbort);
+      if (answer.start) return true;
+    } catch {
+      if (!this.#cancel.signal.aborted) {
+        this.#interrupted++;
+        await this.#handBack(m);
+        return false;
+      }
+    }
+    m.term();
+    return false;
   }
 
   /**

@@ -31,6 +31,7 @@ import { RunStateWriter } from "./run-state-writer.ts";
 import { watchBrokerLoss, watchCancelKey, watchDeadline, watchSignal, type StopWatching } from "./watchers.ts";
 import { WorkerRoster } from "./workers.ts";
 import { PermitServer } from "./permit-server.ts";
+import { StartGateServer } from "./start-gate-server.ts";
 import { BUDGET_EXHAUSTED, BudgetMeter, hasBudget, type Budget } from "../../shared/budget.ts";
 import type { PriceTable } from "../../shared/prices.ts";
 import type { LimitTable } from "../../shared/limits/limit-spec.ts";
@@ -208,6 +209,8 @@ class DistributedRun {
   readonly #state: RunStateWriter;
   /** Grants the run's provider permits to every worker (started once the manifest is known). */
   #permits: PermitServer | null = null;
+  /** Answers workers asking whether a case may start (a run with a budget). */
+  #startGate: StartGateServer | null = null;
   /** Counts the run's spend against its budget (null without one). */
   readonly #meter: BudgetMeter | null;
 
@@ -273,6 +276,8 @@ class DistributedRun {
       const manifest = this.#resumeManifest ?? (await this.#create());
       // Before any case is published: the workers' first model calls ask for permits.
       this.#permits = new PermitServer(this.#nc, this.#broker, this.#runId, this.#resumeManifest && this.#o.limits ? this.#o.limits : manifest.limits, this.#log).start();
+      // Before any case is published too: with a budget, a worker asks before each case starts.
+      this.#startGate = new StartGateServer(this.#nc, this.#runId, () => this.#stopReason(), this.#log).start();
       this.#policy = {
         repeat: manifest.repeat,
         passThreshold: this.#resumeManifest && this.#o.passThreshold !== undefined ? checkPassThreshold(this.#o.passThreshold) : manifest.passThreshold,
@@ -290,6 +295,7 @@ class DistributedRun {
     } finally {
       this.#teardown();
       await this.#permits?.close().catch(() => undefined);
+      this.#startGate?.close();
       await this.#nc.close().catch(() => undefined);
     }
   }
@@ -399,6 +405,13 @@ class DistributedRun {
     this.#o.onWorkers?.(this.#collector.busyByWorker(), this.#roster.size);
   }
 
+  /** Why no case may start any more (the start gate's answer), or null while cases may start. */
+  #stopReason(): string | null {
+    if (this.#cancelReason !== null) return this.#cancelReason;
+    if (this.#meter?.exhausted) return BUDGET_EXHAUSTED;
+    return this.#machine.state === "done" || this.#brokerLost ? "the run is over" : null;
+  }
+
   /** Asks the run to stop: the cancel happens in `start()` once the wait ends. */
   #requestStop(reason: string): void {
     if (this.#cancelReason !== null || this.#machine.state === "done") return;
@@ -412,11 +425,19 @@ class DistributedRun {
     this.#machine.tryTo("cancelling");
     this.#o.onNote?.(`cancelling: ${reason}`);
     // Cases held by workers whose start this coordinator did not see (a resumed run's): counted
-    // before the purge, which takes the held messages with it.
-    const unseen = Math.max(0, (await this.#heldByWorkers()) - this.#collector.inFlight);
+    // before the purge, which takes the held messages with it. Asked for alongside the cancel
+    // rather than before it, so that the cancel reaches the workers one round trip sooner (the
+    // purge waits for the cancel key's write, a round trip after this question).
+    const held = this.#heldByWorkers();
+    const inFlight = this.#collector.inFlight;
     const before = this.#collector.size;
+    // A held case its worker then asks the start gate about is refused and reports nothing.
+    const refusedBefore = this.#startGate?.refused ?? 0;
+    const settled = (): number => this.#collector.size - before + (this.#startGate?.refused ?? 0) - refusedBefore;
+    let unseen = 0;
     try {
       await requestCancel(this.#broker, this.#runId, `coordinator ${processLabel()}`, reason);
+      unseen = Math.max(0, (await held) - inFlight);
       await this.#putState("cancelling");
     } catch (err) {
       this.#log.error({ err: errorMessage(err) }, "could not write the cancel; finalising anyway");
@@ -425,7 +446,7 @@ class DistributedRun {
     // In-flight cases report within the grace: those whose start this coordinator saw, and as many
     // more results as there were unseen held cases.
     const until = Date.now() + (this.#o.cancelGraceSeconds ?? DEFAULT_CANCEL_GRACE_SECONDS) * 1000;
-    while (!this.#collector.complete && Date.now() < until && (this.#collector.inFlight > 0 || this.#collector.size - before < unseen)) await sleep(50);
+    while (!this.#collector.complete && Date.now() < until && (this.#collector.inFlight > 0 || settled() < unseen)) await sleep(50);
   }
 
   /** Cases delivered to a worker and not acknowledged, as the run's consumer counts them (0 when it cannot say). */
@@ -449,6 +470,8 @@ class DistributedRun {
     if (aborted || cancelled) for (const r of results) if (r.skipped && r.error === CANCELLED_BEFORE_START_ERROR) r.error = `skipped: ${skipReason}`;
     this.#machine.tryTo("done");
     this.#state.stopHeartbeat();
+    const refused = this.#startGate?.refused ?? 0;
+    if (refused > 0) this.#log.info({ refused }, `${refused} case(s) not started: the start gate refused them (${skipReason})`);
     if (this.#collector.dropped > 0) this.#log.warn({ dropped: this.#collector.dropped }, `dropped ${this.#collector.dropped} result message(s) that did not prove their delivery`);
     if (!this.#brokerLost) {
       try {

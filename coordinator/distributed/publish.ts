@@ -16,6 +16,7 @@ import { NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../../shared/
 import { DEFAULT_ACK_WAIT_SECONDS, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_OUTPUT_KB, DEFAULT_TIMEOUT_SECONDS, resolveDefaultTimeout, resolveHookTimeouts, type ScoringMethod } from "../../shared/defaults.ts";
 import { checkPassThreshold, checkRepeat } from "../run/policy.ts";
 import type { SelectedCase } from "../run/select.ts";
+import { hasBudget, type Budget } from "../../shared/budget.ts";
 
 /**
  * Putting a run on the broker: its manifest, the run's durable consumer on the cases stream, and
@@ -55,6 +56,8 @@ export interface ManifestSettings {
   limits?: LimitTable | null;
   /** Default: the suite's; null: none. */
   passThreshold?: number | null;
+  /** The run's budgets (`--budget-usd`, `--budget-tokens`): with one, workers ask before each case starts (`startGate`). Default none. */
+  budget?: Budget | null;
   /** Evaluation functions of the suite applied to every case (already checked against the suite's). Default none. */
   evalFunctions?: readonly string[] | null;
   /** Default: each case's own. */
@@ -95,6 +98,7 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
     repeat: checkRepeat(settings.repeat),
     retries: settings.retries ?? 0,
     limits: settings.limits ?? suite.limits ?? {},
+    startGate: hasBudget(settings.budget),
     // The suite's threshold applies unless the caller gives one (null included: "none").
     passThreshold: checkPassThreshold(settings.passThreshold !== undefined ? settings.passThreshold : (suite.passThreshold ?? null)),
     evalFunctions: [...(settings.evalFunctions ?? [])],

@@ -12,6 +12,7 @@ import { EvalfleetError, ErrorCode } from "../errors.ts";
  * core   evalfleet.<run>.events.<index>                       live progress, disposable
  * core   evalfleet.<run>.limits.acquire                       a worker asks the coordinator for a provider permit (request/reply)
  * core   evalfleet.<run>.limits.release                       a worker gives a permit back, with what the provider said
+ * core   evalfleet.<run>.starts                               a worker asks the coordinator whether a case may start (a run with a budget; request/reply)
  * KV     EVALFLEET_RUNS     <run>.limits                      the coordinator's pace and counts per provider key (status)
  * consumer run-<run> on EVALFLEET_CASES
  * ```
@@ -104,6 +105,13 @@ export function limitAcquireSubject(runId: string): string {
 /** The core subject on which a run's workers give provider permits back. */
 export function limitReleaseSubject(runId: string): string {
   return `${SUBJECT_ROOT}.${runId}.limits.release`;
+}
+/**
+ * The core subject on which a run's workers ask its coordinator whether a case may start
+ * (request/reply), in a run whose manifest says `startGate` (a run with a budget).
+ */
+export function startGateSubject(runId: string): string {
+  return `${SUBJECT_ROOT}.${runId}.starts`;
 }
 /** The durable consumer of a run on {@link CASES_STREAM}. */
 export function runConsumer(runId: string): string {

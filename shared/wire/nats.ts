@@ -63,6 +63,12 @@ export const RunManifestSchema = lazySchema(() => z.object({
    * coordinator's permits; a worker that cannot reach the coordinator paces itself by them. Default none.
    */
   limits: LimitTableSchema.default({}),
+  /**
+   * Whether a worker asks the coordinator before it starts each case (shared/wire/start-gate.ts):
+   * set for a run with a budget, so that no case starts once the coordinator has counted it spent.
+   * Default false, so an older manifest reads (its workers start cases without asking).
+   */
+  startGate: z.boolean().default(false),
   /** Retries of a case whose failure is `infra` (`--retries`), on the worker that ran it. Default 0. */
   retries: z.number().int().nonnegative().default(0),
   /** Runs per case (`--repeat`): a worker runs every repeat of a case it takes. Default 1. */

@@ -23,6 +23,7 @@ const manifest: RunManifest = {
   repeat: 1,
   retries: 0,
   limits: {},
+  startGate: false,
   passThreshold: null,
   evalFunctions: [],
   scoringMethod: null,
