@@ -8,7 +8,9 @@
 //
 // The rules see the imports that exist at run time: Babel strips the TypeScript before the imports
 // are read (scripts/depcheck-babel.json), the way verbatimModuleSyntax does, so `import type` is
-// invisible while `import { type X } from "m"` still loads "m" and counts. (dependency-cruiser's
+// invisible while `import { type X } from "m"` still loads "m" and counts. Cycles alone are looked
+// for a second time with the type-only imports kept (`no-type-cycle`, scripts/depcheck.mjs), so a
+// cycle that only types close fails too. (dependency-cruiser's
 // own TypeScript parser needs the TypeScript 5/6 compiler API; this repo type-checks with
 // TypeScript 7, which has none.)
 

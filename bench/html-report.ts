@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { renderHtmlReport } from "../coordinator/history/html/report.ts";
-import type { CaseRecord, RunRecord } from "../coordinator/history/store/records.ts";
+import type { RunRecord } from "../coordinator/history/store/run-record.ts";
+import type { CaseRecord } from "../coordinator/history/store/case-record.ts";
 
 const arg = process.argv.indexOf("--cases");
 const N = arg > 0 ? Number(process.argv[arg + 1]) : 50_000;

@@ -6,7 +6,11 @@
 // (the coordinator's permits, --limit), and with every process on its own as other runners work
 // (EVALFLEET_PROVIDER_LIMITER=off: no limiter, the clients' retries only).
 //
-//   node --import tsx bench/provider-scenario.ts [--quick]
+// With --short-window: a provider admitting 4 requests per rolling second (240 per minute, the
+// way OpenAI may enforce a per-minute limit), 120 judge-checked cases over three workers at
+// --concurrency 10, the shared limit only: the adaptive pace's utilisation of a short window.
+//
+//   node --import tsx bench/provider-scenario.ts [--quick] [--short-window]
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,12 +19,15 @@ import { startNatsServer } from "../integration/harness/nats-server.ts";
 import { startScriptedOpenAI } from "../test/support/openai-server.ts";
 
 const quick = process.argv.includes("--quick");
+const shortWindow = process.argv.includes("--short-window");
 const root = new URL("..", import.meta.url).pathname;
 const bin = join(root, "bin", "evalfleet.mjs");
 const suite = join(root, "test", "fixtures", "provider-suite.ts");
 /** The provider's limit: 600 per minute (full), scaled to 60 per 6 s (quick) so it reaches a steady state within a minute. */
-const LIMIT = quick ? { requests: 60, windowMs: 6_000 } : { requests: 600, windowMs: 60_000 };
-const CASES = quick ? 300 : 3000;
+const LIMIT = shortWindow ? { requests: 4, windowMs: 1_000 } : quick ? { requests: 60, windowMs: 6_000 } : { requests: 600, windowMs: 60_000 };
+const CASES = shortWindow ? 120 : quick ? 300 : 3000;
+/** Cases in flight per worker. */
+const CONCURRENCY = shortWindow ? 10 : 100;
 const RPM = (LIMIT.requests * 60_000) / LIMIT.windowMs;
 
 function run(args: string[], env: Record<string, string>): ChildProcess {
@@ -49,7 +56,7 @@ async function scenario(shared: boolean, natsUrl: string, runId: string): Promis
   const report = join(dir, "report.json");
   const env: Record<string, string> = { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-bench-provider", PROVIDER_CASES: String(CASES), ...(shared ? {} : { EVALFLEET_PROVIDER_LIMITER: "off" }) };
   const key = `127.0.0.1:${server.port}:gpt-5-mini`;
-  const workers = [1, 2, 3].map(() => run(["worker", suite, "--nats", natsUrl, "--run", runId, "--threads", "1", "--concurrency", "100", "--log-level", "error"], env));
+  const workers = [1, 2, 3].map(() => run(["worker", suite, "--nats", natsUrl, "--run", runId, "--threads", "1", "--concurrency", String(CONCURRENCY), "--log-level", "error"], env));
   const t0 = Date.now();
   const coordinator = run(["coordinator", "run", suite, "--nats", natsUrl, "--run-id", runId, "--wait-for-workers", "120", ...(shared ? ["--limit", `${key}=rpm:${RPM}`] : []), "--json-output", report], env);
   const code = await exited(coordinator);
@@ -79,6 +86,21 @@ async function scenario(shared: boolean, natsUrl: string, runId: string): Promis
 
 const nats = await startNatsServer();
 try {
+  if (shortWindow) {
+    const side = await scenario(true, nats.url, "bench-provider-short-window");
+    process.stderr.write(`  provider, 4 per rolling second: ${JSON.stringify(side)}\n`);
+    console.log(
+      JSON.stringify({
+        provider_short_window_utilization: side.utilization,
+        provider_short_window_429_share: side.share429,
+        provider_short_window_failed_cases: side.failedCases,
+        provider_short_window_cases: CASES,
+        provider_short_window_seconds: side.seconds,
+      }),
+    );
+    await nats.stop();
+    process.exit(0);
+  }
   const sharedSide = await scenario(true, nats.url, "bench-provider-shared");
   process.stderr.write(`  provider, shared limit: ${JSON.stringify(sharedSide)}\n`);
   const unshared = await scenario(false, nats.url, "bench-provider-unshared");

@@ -149,10 +149,79 @@ const SECTIONS: Section[] = [
         value: (r) => fixed(r.provider_utilization!, 3),
         target: { op: ">=", value: 0.95, text: "0.95" },
       },
+      {
+        keys: ["provider_short_window_utilization", "provider_short_window_cases"],
+        label: (r) => `utilization of a short window: 4 per rolling second (240 per minute), ${int(r.provider_short_window_cases!)} judge-checked cases, 3 workers x 10, shared limit`,
+        value: (r) => fixed(r.provider_short_window_utilization!, 3),
+        target: { op: ">=", value: 0.85, text: "0.85" },
+      },
+      {
+        keys: ["provider_short_window_429_share", "provider_short_window_failed_cases"],
+        label: () => "the same: 429 answers over all requests (cases failed)",
+        value: (r) => `${fixed(r.provider_short_window_429_share!, 3)} (${int(r.provider_short_window_failed_cases!)})`,
+        target: { op: "<=", value: 0.02, text: "0.02" },
+      },
       { keys: ["provider_failed_cases"], label: () => "cases failed by rate limiting, shared limit", value: (r) => int(r.provider_failed_cases!), target: { op: "<=", value: 0, text: "0" } },
       { keys: ["provider_429_share"], label: () => "429 answers over all requests, shared limit", value: (r) => fixed(r.provider_429_share!, 3), target: { op: "<=", value: 0.01, text: "0.01" } },
       { keys: ["provider_unshared_failed_cases"], label: () => "cases failed by rate limiting, each process on its own (client retries only)", value: (r) => int(r.provider_unshared_failed_cases!) },
       { keys: ["provider_unshared_429_share"], label: () => "429 answers over all requests, each process on its own", value: (r) => fixed(r.provider_unshared_429_share!, 3) },
+    ],
+  },
+  {
+    title: "Verdicts under nondeterminism (bench/verdict-simulation.ts, simulated through the statistics the CLI uses)",
+    rows: [
+      {
+        keys: ["gate_false_alarm_rate", "verdict_pairs", "verdict_cases", "verdict_gate_repeat"],
+        label: (r) => `gate false alarms: ${int(r.verdict_pairs!)} pairs of runs of the same agent, ${int(r.verdict_cases!)} cases, --repeat ${int(r.verdict_gate_repeat!)}: share called regressed`,
+        value: (r) => fixed(r.gate_false_alarm_rate!, 3),
+        target: { op: "<=", value: 0.05, text: "0.05" },
+      },
+      { keys: ["gate_false_alarm_rate_raw_flips"], label: () => "the same pairs under today's rule (any pass-to-fail flip fails)", value: (r) => fixed(r.gate_false_alarm_rate_raw_flips!, 3) },
+      {
+        keys: ["gate_power", "gate_power_raw_flips"],
+        label: () => "gate power: the candidate drops 40 cases by 0.5: share called regressed",
+        value: (r) => `${fixed(r.gate_power!, 3)} (today's rule: ${fixed(r.gate_power_raw_flips!, 3)}, at its false-alarm rate)`,
+        target: { op: ">=", value: 0.9, text: "0.9" },
+      },
+      {
+        keys: ["gate_power_single_trial", "gate_false_alarm_rate_single_trial", "gate_false_alarm_rate_raw_flips_single_trial"],
+        label: () => "one trial per case: power / false alarms (today's rule's false alarms)",
+        value: (r) => `${fixed(r.gate_power_single_trial!, 3)} / ${fixed(r.gate_false_alarm_rate_single_trial!, 3)} (${fixed(r.gate_false_alarm_rate_raw_flips_single_trial!, 3)})`,
+      },
+      {
+        keys: ["adaptive_trials_ratio", "adaptive_confidence"],
+        label: (r) => `adaptive --repeat 3..20 --case-pass-rate 0.8 (stopping interval at ${fixed(r.adaptive_confidence!, 2)}): trials over a fixed --repeat 20`,
+        value: (r) => fixed(r.adaptive_trials_ratio!, 3),
+        target: { op: "<=", value: 0.4, text: "0.4" },
+      },
+      {
+        keys: ["adaptive_agreement", "adaptive_undecided_share"],
+        label: () => "its verdicts that are the fixed run's, on the same trials",
+        value: (r) => `${fixed(r.adaptive_agreement!, 4)} (${fixed(r.adaptive_undecided_share! * 100, 1)}% of cases ran to MAX undecided)`,
+        target: { op: ">=", value: 0.95, text: "0.95" },
+      },
+      {
+        keys: ["adaptive_trials_ratio_confidence_95", "adaptive_agreement_confidence_95"],
+        label: () => "the same with the stopping interval at 0.95: trials ratio / agreement",
+        value: (r) => `${fixed(r.adaptive_trials_ratio_confidence_95!, 3)} / ${fixed(r.adaptive_agreement_confidence_95!, 4)}`,
+      },
+      { keys: ["fixed_repeat_self_agreement"], label: () => "two independent fixed runs of 20: verdicts that agree (the noise floor)", value: (r) => fixed(r.fixed_repeat_self_agreement!, 4) },
+    ],
+  },
+  {
+    title: "Start order from history (bench/makespan-simulation.ts, simulated with the ordering code the CLI uses)",
+    rows: [
+      {
+        keys: ["makespan_ratio", "makespan_cases", "makespan_slots", "makespan_ratio_history_max"],
+        label: (r) => `${int(r.makespan_cases!)} lognormal cases on ${int(r.makespan_slots!)} slots, --order history: makespan over max(longest case, work / slots), mean of 20 (worst)`,
+        value: (r) => `${fixed(r.makespan_ratio!, 3)} (${fixed(r.makespan_ratio_history_max!, 3)})`,
+        target: { op: "<=", value: 1.05, text: "1.05" },
+      },
+      {
+        keys: ["makespan_ratio_declared", "makespan_ratio_declared_max"],
+        label: () => "the same in declaration order (worst)",
+        value: (r) => `${fixed(r.makespan_ratio_declared!, 3)} (${fixed(r.makespan_ratio_declared_max!, 3)})`,
+      },
     ],
   },
   {
@@ -187,6 +256,36 @@ const SECTIONS: Section[] = [
     ],
   },
   {
+    title: "The trajectory check (bench/trajectory-check.ts)",
+    rows: [
+      {
+        keys: ["trajectory_check_us_per_case", "trajectory_check_median_us_per_case"],
+        label: () => "one case of 50 tool calls against 10 matchers (RegExp and deep equality), in order, passing",
+        value: (r) => `${fixed(r.trajectory_check_us_per_case!, 1)} µs (median ${fixed(r.trajectory_check_median_us_per_case!, 1)} µs)`,
+        target: { op: "<=", value: 50, text: "50 µs" },
+      },
+      {
+        keys: ["trajectory_check_failing_us_per_case"],
+        label: () => "the same case failing (5 matchers missed: reasons and closest calls built)",
+        value: (r) => `${fixed(r.trajectory_check_failing_us_per_case!, 1)} µs`,
+      },
+    ],
+  },
+  {
+    title: "Record and replay (bench/replay.ts)",
+    rows: [
+      {
+        keys: ["replay_cases_per_s", "replay_cases", "replay_exchanges_per_case"],
+        label: (r) => `${int(r.replay_cases!)} cases of ${r.replay_exchanges_per_case} HTTP exchanges each, replayed from their cassettes (local, nothing sent)`,
+        value: (r) => `${int(r.replay_cases_per_s!)} cases/s`,
+        target: { op: ">=", value: 2_000, text: "2,000/s" },
+      },
+      { keys: ["record_cases_per_s"], label: () => "the same cases recorded (sent to a loopback HTTP server, one cassette file written per case)", value: (r) => `${int(r.record_cases_per_s!)} cases/s` },
+      { keys: ["replay_plain_cases_per_s"], label: () => "the same cases making no request (the runner's own cost)", value: (r) => `${int(r.replay_plain_cases_per_s!)} cases/s` },
+      { keys: ["replay_overhead_us_per_case"], label: () => "what replay adds per case over the runner's own cost (5 exchanges, one cassette read)", value: (r) => `${int(r.replay_overhead_us_per_case!)} µs` },
+    ],
+  },
+  {
     title: "Transcripts (the full run output a recorded run keeps)",
     rows: [
       {
@@ -216,7 +315,7 @@ const SECTIONS: Section[] = [
 
 /** Keys that are not figures of a row: the header's, and one figure that repeats another. */
 // `distributed_cases_per_s` is the better of the two worker counts, both of which have a row.
-const CONSUMED_ELSEWHERE = new Set(["machine", "measured_at", "quick", "cases", "distributed_cases_per_s", "provider_seconds", "provider_unshared_seconds", "provider_measured_at", "provider_quick"]);
+const CONSUMED_ELSEWHERE = new Set(["machine", "measured_at", "quick", "cases", "distributed_cases_per_s", "provider_seconds", "provider_unshared_seconds", "provider_measured_at", "provider_quick", "verdict_simulation_s", "provider_short_window_seconds"]);
 const SCALING_KEYS = [
   "scaling_cases_per_s_needed",
   "scaling_in_flight_needed",

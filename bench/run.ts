@@ -220,6 +220,25 @@ log(
   `  transcripts (${transcripts.cases} cases of ${transcripts.transcript_kb} KiB): collector heap ${transcripts.heap_bytes_per_case_unrecorded} B/case unrecorded, ${transcripts.heap_bytes_per_case_recorded_with_transcripts} B/case recorded with transcripts`,
 );
 
+// The trajectory check on one case of 50 tool calls and 10 matchers (bench/trajectory-check.ts).
+const trajectory = await jsonScenario<{ trajectory_check_us_per_case: number; trajectory_check_median_us_per_case: number; trajectory_check_failing_us_per_case: number }>("trajectory-check.ts", []);
+log(`  trajectory check, 50 tool calls and 10 matchers: ${trajectory.trajectory_check_us_per_case.toFixed(1)} us per case (failing: ${trajectory.trajectory_check_failing_us_per_case.toFixed(1)} us)`);
+// Record and replay (bench/replay.ts): 2,000 cases of 5 HTTP exchanges, recorded then replayed locally.
+const replay = await jsonScenario<{ replay_cases_per_s: number; record_cases_per_s: number; replay_plain_cases_per_s: number; replay_overhead_us_per_case: number; replay_cases: number; replay_exchanges_per_case: number }>("replay.ts", [], { BENCH_CASES: "2000" });
+log(`  replay, ${replay.replay_cases} cases x ${replay.replay_exchanges_per_case} exchanges: ${replay.replay_cases_per_s.toFixed(0)} cases/s (recording ${replay.record_cases_per_s.toFixed(0)}; no requests ${replay.replay_plain_cases_per_s.toFixed(0)})`);
+// Verdicts under nondeterminism (bench/verdict-simulation.ts): the gate's false alarms and power,
+// and adaptive repeats' savings, simulated through the statistics the CLI uses (seconds, no I/O).
+const verdicts = await jsonScenario<Record<string, number>>("verdict-simulation.ts", []);
+log(
+  `  verdicts: gate false alarms ${verdicts.gate_false_alarm_rate!.toFixed(3)} (today's flip rule ${verdicts.gate_false_alarm_rate_raw_flips!.toFixed(3)}), power ${verdicts.gate_power!.toFixed(3)}; ` +
+    `adaptive repeats spend ${verdicts.adaptive_trials_ratio!.toFixed(3)} of the trials at ${(verdicts.adaptive_agreement! * 100).toFixed(1)}% agreement`,
+);
+
+// The start order from history (bench/makespan-simulation.ts): 2,000 lognormal cases on 3 x 8
+// slots, ordered by the real ordering code, list-scheduled (a second, no I/O).
+const makespan = await jsonScenario<Record<string, number>>("makespan-simulation.ts", []);
+log(`  makespan over its lower bound: ${makespan.makespan_ratio!.toFixed(3)} longest first from history, ${makespan.makespan_ratio_declared!.toFixed(3)} in declaration order`);
+
 function datasetScenario(rows: number): Promise<DatasetOut> {
   return jsonScenario<DatasetOut>("dataset-scenario.ts", ["--rows", String(rows)]);
 }
@@ -247,6 +266,9 @@ try {
   log(`  cancel with 1,000 in flight: ${cancel.toFixed(2)}s to the final report`);
   // The model provider as the limit (bench/provider-scenario.ts): with the fleet's shared limit, and without.
   const provider = await jsonScenario<Record<string, number>>("provider-scenario.ts", quick ? ["--quick"] : []);
+  // A short window (4 per rolling second): the adaptive pace's utilisation of it.
+  const shortWindow = await jsonScenario<Record<string, number>>("provider-scenario.ts", ["--short-window"]);
+  log(`  provider, 4 per rolling second: utilization ${Number(shortWindow.provider_short_window_utilization).toFixed(3)}, ${shortWindow.provider_short_window_failed_cases} failed, 429 share ${Number(shortWindow.provider_short_window_429_share).toFixed(3)}`);
   log(`  provider: utilization ${Number(provider.provider_utilization).toFixed(3)}, ${provider.provider_failed_cases} failed, 429 share ${Number(provider.provider_429_share).toFixed(3)}; without the shared limit: ${provider.provider_unshared_failed_cases} failed, 429 share ${Number(provider.provider_unshared_429_share).toFixed(3)}`);
 
   const best = d1.out.cases_per_s >= d2.out.cases_per_s ? d1 : d2;
@@ -279,6 +301,9 @@ try {
     cancel_to_report_s: cancel,
     ...startup,
     ...provider,
+    ...shortWindow,
+    ...verdicts,
+    ...makespan,
     cases: N,
     memory_cases: MEM_N,
     dataset_rows: ds.rows,
@@ -294,6 +319,8 @@ try {
     transcript_heap_bytes_per_case_unrecorded: transcripts.heap_bytes_per_case_unrecorded,
     transcript_heap_bytes_per_case_recorded: transcripts.heap_bytes_per_case_recorded_with_transcripts,
     transcript_bytes_stored_per_case: transcripts.transcript_bytes_stored_per_case,
+    ...trajectory,
+    ...replay,
     html_50k_bytes: htmlReport.html_bytes,
     html_render_50k_s: htmlReport.html_render_s,
     ...(htmlReport.html_interactive_s !== null ? { html_interactive_50k_s: htmlReport.html_interactive_s, html_open_case_50k_s: htmlReport.html_open_case_s } : {}),
@@ -332,11 +359,18 @@ const rows: Array<[string, string, string]> = [
   [`one worker's RSS after run 1 / after run ${r.worker_rss_runs}`, `${(r.worker_rss_after_first_run_bytes! / 2 ** 20).toFixed(0)} / ${(r.worker_rss_after_last_run_bytes! / 2 ** 20).toFixed(0)} MiB`, `growth once warm (run 2 to ${r.worker_rss_runs}): ${(r.worker_rss_growth_after_warm_bytes! / 2 ** 20).toFixed(1)} MiB`],
   ["SIGINT to final report, 1,000 in flight", `${r.cancel_to_report_s!.toFixed(2)} s`, "target <= 2"],
   [`provider utilization, shared limit (${r.provider_limit_requests} per ${r.provider_window_seconds} s)`, r.provider_utilization!.toFixed(3), "target >= 0.95"],
+  ["provider utilization, 4 per rolling second (3 workers x 10)", r.provider_short_window_utilization!.toFixed(3), `target >= 0.85; 429 share ${r.provider_short_window_429_share!.toFixed(3)} (target <= 0.02), ${r.provider_short_window_failed_cases} failed`],
   ["provider: failed cases / 429 share, shared limit", `${r.provider_failed_cases} / ${r.provider_429_share!.toFixed(3)}`, "targets 0 / <= 0.01"],
   ["provider: failed cases / 429 share, no shared limit", `${r.provider_unshared_failed_cases} / ${r.provider_unshared_429_share!.toFixed(3)}`, "each process on its own, client retries only"],
+  ["gate false alarms, same agent twice (--repeat 10)", r.gate_false_alarm_rate!.toFixed(3), `target <= 0.05; today's flip rule ${r.gate_false_alarm_rate_raw_flips!.toFixed(3)}`],
+  ["gate power, 40 cases 0.5 worse (--repeat 10)", r.gate_power!.toFixed(3), `target >= 0.9; one trial per case ${r.gate_power_single_trial!.toFixed(3)}`],
+  ["adaptive --repeat 3..20 over fixed --repeat 20, trials", r.adaptive_trials_ratio!.toFixed(3), `target <= 0.4; verdicts agree on ${(r.adaptive_agreement! * 100).toFixed(1)}% (target >= 95%)`],
+  ["makespan / max(longest, work / slots), 2,000 lognormal cases on 3 x 8", r.makespan_ratio!.toFixed(3), `target <= 1.05 (--order history); declaration order ${r.makespan_ratio_declared!.toFixed(3)}, worst of 20 ${r.makespan_ratio_declared_max!.toFixed(3)}`],
   [`dataset (${MEM_N} JSONL rows): heap per row after loading`, `${r.dataset_heap_bytes_per_row_loaded!.toFixed(0)} B`, `rows in memory: ${r.dataset_heap_bytes_per_row_if_materialized!.toFixed(0)} B`],
   [`dataset (${MEM_N} JSONL rows): heap per case after the run`, `${r.dataset_heap_bytes_per_case_after_run!.toFixed(0)} B`, "target <= 1024"],
   [`dataset (${MEM_N} JSONL rows): local mode`, `${r.dataset_local_cases_per_s!.toFixed(0)} cases/s`, `load ${r.dataset_load_seconds!.toFixed(2)} s`],
+  ["trajectory check, 50 tool calls and 10 matchers", `${r.trajectory_check_us_per_case!.toFixed(1)} us`, `target <= 50; failing ${r.trajectory_check_failing_us_per_case!.toFixed(1)} us`],
+  [`replay, ${r.replay_cases} cases x ${r.replay_exchanges_per_case} HTTP exchanges, local`, `${r.replay_cases_per_s!.toFixed(0)} cases/s`, `target >= 2000; recording ${r.record_cases_per_s!.toFixed(0)}/s; no requests ${r.replay_plain_cases_per_s!.toFixed(0)}/s`],
 ];
 // Item 6 of the issue: the scaling model, from this run's measured cost per case and layer.
 const SLOTS_PER_MACHINE = 500;

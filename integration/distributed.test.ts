@@ -91,6 +91,9 @@ describe("distributed mode (coordinator and worker processes on NATS JetStream)"
     for (const kind of [/^timeout: exceeded 0\.2s$/, /^setup: Error: no fixture for/, /^agent: run paused/]) assert.ok(errors.some((e: string) => kind.test(e)), String(kind));
     assert.ok(dist.cases.some((x: { judge_passed: boolean | null }) => x.judge_passed === false));
     assert.ok(dist.cases.some((x: { reliability_passed: boolean | null }) => x.reliability_passed === false));
+    // The reliability check's reason and steps cross NATS with the result (the same as local, above).
+    const failedTools = dist.cases.find((x: { reliability_passed: boolean | null }) => x.reliability_passed === false) as { reliability_reason: string | null; trajectory: { failures: unknown[] } | null };
+    assert.ok(failedTools.reliability_reason && failedTools.trajectory && failedTools.trajectory.failures.length > 0, JSON.stringify(failedTools));
     assert.ok(dist.cases.some((x: { team_id: string | null }) => x.team_id === "fleet-team"));
     assert.ok(dist.summary.passed > 200 && dist.summary.failed > 20, JSON.stringify(dist.summary));
   });

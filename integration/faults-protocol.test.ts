@@ -18,7 +18,7 @@ import { useNatsServer } from "./harness/use-nats-server.ts";
 import { evalfleet, exitOf, fixture, markers, outputOf, queuedCaseMessages, readJson, waitFor } from "./harness/processes.ts";
 import { RUNS_BUCKET, eventSubject, resultSubject, runKeys } from "../shared/broker/subjects.ts";
 import { NATS_PROTOCOL, WorkerRecordSchema } from "../shared/wire/nats.ts";
-import { loadSuite } from "../shared/suite.ts";
+import { loadSuite } from "../shared/suite/suite.ts";
 
 const FAULTS = fixture("fleet-faults-suite.ts");
 const OTHER = NATS_PROTOCOL + 1;

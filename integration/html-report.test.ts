@@ -12,7 +12,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { loadSuite, runSuiteLocal } from "../index.ts";
 import { evalfleet, exitOf, fixture, outputOf } from "./harness/processes.ts";
 import { createTestDatabase, postgresUnavailable } from "../test/support/postgres.ts";
-import type { CaseRecord } from "../coordinator/history/store/records.ts";
+import type { CaseRecord } from "../coordinator/history/store/case-record.ts";
 
 const CHROMIUM = process.env.EVALFLEET_CHROMIUM ?? "/usr/bin/chromium";
 // Transcripts are kept by the store of the iterate issue (case_transcripts); before it, that test says so.
@@ -157,7 +157,7 @@ for (const backend of BACKENDS) describe(`evalfleet report --html in headless Ch
     // Whatever the check, the reason is in the table: the scorer alone, the reliability check, the numeric judge.
     const reason = async (name: string): Promise<string> => (await page.locator(`tbody.case[data-name="${name}"] td.reason`).textContent())!;
     assert.equal(await reason("slow"), "scorer: wrong name");
-    assert.equal(await reason("broken"), "reliability: missing tools: missing_tool; failed tools: lookup");
+    assert.equal(await reason("broken"), 'reliability: expected missing_tool: never called (calls made: lookup); unexpected call lookup(q="broken") at step 1 (only the expected tools may run)');
     assert.equal(await reason("numeric_judge"), "scored by the script");
     assert.equal(await reason("stable"), "");
     // Failures grouped by cause, each group expandable; the re-run command for the failures.
@@ -220,6 +220,19 @@ for (const backend of BACKENDS) describe(`evalfleet report --html in headless Ch
     await page.click('tbody.case[data-name="team_case"] button.toggle');
     await page.locator('tbody.case[data-name="team_case"][data-ready]').waitFor({ timeout: 10_000 });
     assert.match((await page.locator('tbody.case[data-name="team_case"] tr.details').textContent())!, /ReliabilityPASS · passed: multiply · missing: none/);
+    // Its trajectory, step by step: the member's call met the expectation.
+    const trajectory = page.locator('tbody.case[data-name="team_case"] .trajectory');
+    assert.equal(await trajectory.locator(".reason").textContent(), "the expected call matched (2 tool calls)");
+    assert.deepEqual(await trajectory.locator("li").evaluateAll((els) => els.map((e) => [e.className, e.getAttribute("data-step"), e.textContent])), [
+      ["other", "1", "delegate_task_to_member \u00b7 ok \u00b7 other"],
+      ["matched", "2", "multiply \u00b7 ok \u00b7 matched (expected call 1)"],
+    ]);
+    // A failed one marks its step and says why.
+    await page.click('tbody.case[data-name="broken"] button.toggle');
+    await page.locator('tbody.case[data-name="broken"][data-ready]').waitFor({ timeout: 10_000 });
+    const broken = page.locator('tbody.case[data-name="broken"] .trajectory');
+    assert.deepEqual(await broken.locator("li.failed").evaluateAll((els) => els.map((e) => e.getAttribute("data-step"))), ["1"]);
+    assert.deepEqual(await broken.locator(".failure").allTextContents(), ["expected missing_tool: never called (calls made: lookup)", 'step 1: unexpected call lookup(q="broken") at step 1 (only the expected tools may run)']);
     await page.close();
   });
 

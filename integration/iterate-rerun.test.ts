@@ -92,8 +92,8 @@ describe("re-runs from the store (real processes)", () => {
     // (passed) and beta (skipped by the cancel), then its process died before the rest.
     const store = await ResultsStore.open(crashDb);
     await store.beginRun({ id: "crashed", kind: "suite", suiteName: "iterate", suiteFingerprint: null, suitePath: suite, selection: { cases: ["alpha", "beta", "gamma", "delta", "team_case", "removed"] }, config: { mode: "threads" }, judgeModel: null, timeoutSeconds: 120, startedAt: "2026-01-01T00:00:00.000Z", gitCommit: null, gitBranch: null, host: null });
-    const { CaseResult } = await import("../shared/result.ts");
-    const { caseRow } = await import("../coordinator/history/store/records.ts");
+    const { CaseResult } = await import("../shared/result/result.ts");
+    const { caseRow } = await import("../coordinator/history/store/case-row.ts");
     const passed = new CaseResult({ name: "alpha", index: 0, judgePassed: true });
     const skipped = new CaseResult({ name: "beta", index: 1, skipped: true, error: "skipped: suite cancelled before the case started" });
     await store.writeCases([caseRow("crashed", passed, "2026-01-01T00:00:01.000Z"), caseRow("crashed", skipped, "2026-01-01T00:00:01.000Z")]);

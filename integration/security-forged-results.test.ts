@@ -28,7 +28,7 @@ import { CASES_STREAM, RESULTS_STREAM, RUNS_BUCKET, RUN_KEYS_BUCKET, caseSubject
 import { NATS_PROTOCOL, RunKeyRecordSchema, type ResultMessage } from "../shared/wire/nats.ts";
 import { RunTokens, resultSeal } from "../shared/wire/case-token.ts";
 import { ResultsStore } from "../coordinator/history/store/store.ts";
-import { CaseResult } from "../shared/result.ts";
+import { CaseResult } from "../shared/result/result.ts";
 import { resultToWire } from "../worker/pool/result-wire.ts";
 
 const CONF = join(root, "deploy", "nats", "evalfleet-permissions.conf");
@@ -41,7 +41,7 @@ function forgedResult(runId: string, index: number, token: string, workerId: str
   const name = `case_${String(index).padStart(2, "0")}`;
   const result = new CaseResult({ name, index, tags: [index < 4 ? "first" : "second"], agentId: "steered", output: `done ${name}`, worker: workerId });
   result.score = { value: 1, passed: true, reason: null, detail: null };
-  return { v: NATS_PROTOCOL, runId, index, name, workerId, token, result: resultToWire(result, { response: false }) };
+  return { v: NATS_PROTOCOL, runId, index, trial: 1, name, workerId, token, result: resultToWire(result, { response: false }) };
 }
 
 describe("security: what the shipped worker credentials can and cannot forge or read", () => {

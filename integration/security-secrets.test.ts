@@ -22,7 +22,7 @@ import { makeNkeyUser, randomSecret } from "./harness/credentials.ts";
 import Database from "better-sqlite3";
 import { connect } from "@nats-io/transport-node";
 import { createLogger } from "../shared/logger.ts";
-import { registerSecret } from "../shared/secrets.ts";
+import { registerSecret } from "../shared/redaction/secrets.ts";
 
 const SUITE = fixture("security-secrets-suite.ts");
 const LEAKY = fixture("secret-leak-suite.ts");

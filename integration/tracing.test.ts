@@ -2,8 +2,9 @@
 // in this test. A distributed run (a coordinator and two worker processes on a private
 // nats-server) is one trace: the run's span on the coordinator, each case's span on a worker under
 // it, the phases and checks under the case, and the agent's own span (made through
-// @opentelemetry/api) under its case. A local run: a model call's GenAI span under the judge's
-// check, its messages captured only when asked, and redacted.
+// @opentelemetry/api) under its case, a token in its attributes redacted by its shape. A local
+// run: a model call's GenAI span under the judge's check, its messages captured only when asked,
+// and redacted.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
@@ -159,6 +160,7 @@ describe("OpenTelemetry traces over OTLP/HTTP (http/json)", () => {
       assert.ok(cases.includes(parent(phase)!), "the run phase is a case's");
       assert.equal(a.attributes["agent.active_span_id"], phase.spanId);
       assert.equal(a.attributes["agent.traceparent"], `00-${a.traceId}-${phase.spanId}-01`);
+      assert.equal(a.attributes["agent.note"], "deployed with [REDACTED]", "a token in a span's attribute is redacted by its shape");
       assert.equal(a.resource["process.pid"], parent(phase)!.resource["process.pid"]);
     }
   });

@@ -1,5 +1,5 @@
 // How the command loads a TypeScript suite, checked from inside the worker threads that run it:
-// bundled once (shared/suite-bundle.ts), its threads never load tsx, and each project file keeps
+// bundled once (shared/suite/suite-bundle.ts), its threads never load tsx, and each project file keeps
 // its own import.meta; a suite a bundle cannot reproduce (a computed import) loads through tsx,
 // as does any suite with EVALFLEET_SUITE_LOADER=tsx. Whichever way, the suite's `import "evalfleet"`
 // in a thread is the thread's own runtime (the facade, dist/index.js), not a second copy.

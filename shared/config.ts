@@ -1,3 +1,4 @@
+// runs in: both
 import * as z from "zod";
 import { EvalfleetError, ErrorCode } from "./errors.ts";
 

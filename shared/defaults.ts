@@ -1,3 +1,4 @@
+// runs in: both
 import { availableParallelism } from "node:os";
 
 /**
@@ -48,7 +49,11 @@ export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
 
 /** Cases in flight at once on a pool of worker threads (`evalfleet run`, `evalfleet worker`, `runSuiteLocal`, `CasePool`). */
 export const DEFAULT_CONCURRENCY = 4;
-/** Cases in flight at once in the calling thread (`runCases`, `cli(cases)`, `--threads 0`): 1 keeps Agno's sequential order. */
+/**
+ * Cases in flight at once in the calling thread for `runCases` and a script's `cli(cases)`: 1 keeps
+ * Agno's sequential order. (`evalfleet run --threads 0` also runs cases in the main thread, but at
+ * the given `--concurrency`, default {@link DEFAULT_CONCURRENCY}.)
+ */
 export const DEFAULT_INLINE_CONCURRENCY = 1;
 
 /**
@@ -128,6 +133,35 @@ export const RUN_ABANDONED_SECONDS = 600;
 export const DEFAULT_HISTORY_RUNS = 20;
 /** The suite name of a run of cases that belong to no suite file (`runCases`, `cli(cases)`). */
 export const DEFAULT_SUITE_NAME = "evals";
+
+// ---- statistics: intervals, the significance-aware gate, adaptive repeats (shared/stats/) ----
+
+/** Two-sided confidence level of every interval a report shows (`--confidence`): 0.95. */
+export const DEFAULT_CONFIDENCE = 0.95;
+/**
+ * The gate's bound on its false-alarm rate (`--regression-alpha`): two runs of the same agent are
+ * called a regression at most this often, the run-level and the per-case tests together.
+ */
+export const DEFAULT_REGRESSION_ALPHA = 0.05;
+/** The share of the gate's alpha spent on the run-level test; the per-case tests get the rest. */
+export const GATE_RUN_LEVEL_ALPHA_SHARE = 0.5;
+/**
+ * `flaky` and `--quarantine-flaky`: a case is flaky when the interval of its pass rate over its
+ * trials lies inside (0.05, 0.95): evidence that it passes and fails, where one failure in 30 good
+ * runs (interval up to 0.99) or one pass in 30 bad ones is not.
+ */
+export const FLAKY_RATE_MARGIN = 0.05;
+/** A repeated case passes when at least this fraction of its trials pass (`--case-pass-rate`): 1, every trial. */
+export const DEFAULT_CASE_PASS_RATE = 1;
+/**
+ * Two-sided confidence of the interval that stops adaptive repeats (`--repeat MIN..MAX`): a case
+ * stops once its Wilson interval at this level is clear of the pass rule. Lower than the reports'
+ * 0.95 on purpose: at 0.95 a case that passes every trial needs 16 trials to clear 0.8, and
+ * `--repeat 3..20` spends 0.75 of a fixed `--repeat 20`'s trials; at 0.75 it needs 6, the run
+ * spends 0.35, and its verdicts are still the fixed run's on 98.8% of cases
+ * (bench/verdict-simulation.ts: `adaptive_trials_ratio`, `adaptive_agreement`).
+ */
+export const DEFAULT_ADAPTIVE_CONFIDENCE = 0.75;
 
 // ---- logging --------------------------------------------------------------------------------
 

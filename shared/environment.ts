@@ -1,7 +1,8 @@
+// runs in: both
 import { EvalfleetError, ErrorCode } from "./errors.ts";
 import { assertRunId } from "./broker/subjects.ts";
 import { DEFAULT_RUN_PREFIX, DEFAULT_STREAM_REPLICAS } from "./defaults.ts";
-import { parseLimitList, type LimitTable } from "./limits/limit-spec.ts";
+import { parseLimitList, type LimitTable } from "./providers/limit-spec.ts";
 
 /**
  * The environment variables evalfleet reads, each read and validated in one place. The config

@@ -1,5 +1,6 @@
+// runs in: both
 import * as z from "zod";
-import { lazySchema } from "./lazy-schema.ts";
+import { lazySchema } from "./runtime/lazy-schema.ts";
 
 /**
  * Stable error codes. A code never changes meaning once released: scripts and the
@@ -53,6 +54,10 @@ export const ErrorCode = {
   StoreSchema: "STORE_SCHEMA",
   /** A write to the results store failed (reported as a warning; it never fails a case). */
   StoreWrite: "STORE_WRITE",
+  /** A replayed case made a request (or tool call) its cassette holds no answer for (`--replay`): the case fails, kind `check`. */
+  ReplayMiss: "REPLAY_MISS",
+  /** A cassette file cannot be read or fails its schema (`--replay`). */
+  CassetteInvalid: "CASSETTE_INVALID",
   /** Anything else; carries the original error name in `name`. */
   Internal: "INTERNAL",
 } as const;

@@ -1,6 +1,7 @@
-import type { RunEvent } from "./agent.ts";
-import type { Case } from "./case.ts";
-import type { CaseResult } from "./result.ts";
+// runs in: both
+import type { RunEvent } from "./case/agent.ts";
+import type { Case } from "./case/case.ts";
+import type { CaseResult } from "./result/result.ts";
 import { describeError } from "./errors.ts";
 
 /**

@@ -1,8 +1,9 @@
-import { lazyPackage } from "./lazy-package.ts";
+// runs in: both
+import { lazyPackage } from "./runtime/lazy-package.ts";
 import type { Logger, LoggerOptions, DestinationStream } from "pino";
 import { DEFAULT_RUN_LOG_LEVEL } from "./defaults.ts";
-import { REDACTED } from "./redact.ts";
-import { redactText, registerEnvironmentSecrets } from "./secrets.ts";
+import { REDACTED } from "./redaction/redact.ts";
+import { redactText, registerEnvironmentSecrets } from "./redaction/secrets.ts";
 
 export type { Logger } from "pino";
 
@@ -38,7 +39,7 @@ export interface CreateLoggerOptions {
 
 /**
  * A structured (JSON lines) logger with secrets redacted: by field name, and by value in every
- * line, with the process's one redactor (shared/secrets.ts). The environment's secrets are read
+ * line, with the process's one redactor (shared/redaction/secrets.ts). The environment's secrets are read
  * again here, so a variable set since the process started is known too.
  *
  * pino itself is loaded on the first line the level lets through (or the first use of anything

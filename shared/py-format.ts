@@ -1,3 +1,4 @@
+// runs in: both
 /**
  * Python-compatible formatting for the texts users match on (Agno's messages use `repr`).
  * Pure; no I/O.

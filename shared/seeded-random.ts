@@ -1,3 +1,4 @@
+// runs in: both
 /**
  * A small seeded pseudo-random generator (mulberry32): the same seed gives the same numbers on
  * every machine, so `--sample N --seed S` draws the same cases again and a property test that

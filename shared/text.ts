@@ -1,4 +1,5 @@
-import { redactText } from "./secrets.ts";
+// runs in: both
+import { redactText } from "./redaction/secrets.ts";
 
 /**
  * Text that reaches a terminal. Every model- or user-derived string a command prints goes through
@@ -6,7 +7,7 @@ import { redactText } from "./secrets.ts";
  */
 
 /**
- * Removes secrets (shared/secrets.ts), then replaces control characters (ANSI escapes included)
+ * Removes secrets (shared/redaction/secrets.ts), then replaces control characters (ANSI escapes included)
  * with `?`; keeps newlines and tabs. Cut a text after this, never before: a cut through a secret
  * would leave a piece of it that no redactor recognises.
  */

@@ -1,14 +1,14 @@
 import { resolve } from "node:path";
 import { DEFAULT_CACHE_DIR } from "../shared/defaults.ts";
 import type { ThreadCache } from "../shared/wire/thread.ts";
-import type { Case } from "../shared/case.ts";
-import { indexOfSubject } from "../shared/broker/subjects.ts";
-import { CaseResult } from "../shared/result.ts";
-import type { LoadedSuite } from "../shared/suite.ts";
+import type { Case } from "../shared/case/case.ts";
+import { deliveryOfSubject } from "../shared/broker/subjects.ts";
+import { CaseResult } from "../shared/result/result.ts";
+import type { LoadedSuite } from "../shared/suite/suite.ts";
 import { CaseMessageSchema, CaseTokenSchema, NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../shared/wire/nats.ts";
 import { versionMismatch } from "../shared/wire/protocol.ts";
 import type { PoolCaseRequest } from "./pool/pool-request.ts";
-import { resultShell } from "../shared/result-shell.ts";
+import { resultShell } from "../shared/result/result-shell.ts";
 
 /**
  * A case message as a worker receives it: checked against the size limit, the schema, the
@@ -39,6 +39,8 @@ export type CaseMessageCheck =
 /** The case a disposed-of message is answered on, with the token the answer echoes. */
 export interface RecordOn {
   index: number;
+  /** The trial whose subject it took (1-based). */
+  trial: number;
   name: string;
   token: string;
 }
@@ -56,7 +58,8 @@ export interface CaseMessageContext {
 /** Checks a received case message (see {@link CaseMessageCheck}); never throws. */
 export function checkCaseMessage(data: Uint8Array, context: CaseMessageContext): CaseMessageCheck {
   const { suite, runId } = context;
-  const index = indexOfSubject(context.subject);
+  const delivery = deliveryOfSubject(context.subject);
+  const index = delivery?.index ?? null;
   const selected = index !== null && context.selected.has(index) ? suite.cases[index] : undefined;
   const size = data.length;
   let parsed: unknown;
@@ -69,7 +72,7 @@ export function checkCaseMessage(data: Uint8Array, context: CaseMessageContext):
     }
   }
   const msg = CaseMessageSchema.safeParse(parsed);
-  if (size > MAX_CASE_MESSAGE_BYTES || !msg.success || msg.data.runId !== runId || msg.data.index !== index || !selected || msg.data.name !== selected.name) {
+  if (size > MAX_CASE_MESSAGE_BYTES || !msg.success || msg.data.runId !== runId || msg.data.index !== index || msg.data.trial !== delivery?.trial || !selected || msg.data.name !== selected.name) {
     // The first problem in this order is the one reported: size, JSON, version, schema, manifest.
     const why =
       size > MAX_CASE_MESSAGE_BYTES
@@ -81,14 +84,14 @@ export function checkCaseMessage(data: Uint8Array, context: CaseMessageContext):
               ? `malformed case message: ${msg.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`
               : !selected
                 ? `case index ${index} is not in the run's manifest`
-                : `case message does not match the run's manifest (run '${msg.data.runId}', index ${msg.data.index}, name '${msg.data.name}')`));
+                : `case message does not match the run's manifest (run '${msg.data.runId}', index ${msg.data.index}${msg.data.trial === 1 ? "" : ` trial ${msg.data.trial}`}, name '${msg.data.name}')`));
     const token = tokenOf(parsed);
-    return { kind: "bad", why, recordOn: selected && index !== null && token !== null ? { index, name: selected.name, token } : null };
+    return { kind: "bad", why, recordOn: selected && index !== null && token !== null ? { index, trial: delivery!.trial, name: selected.name, token } : null };
   }
   const c = suite.cases[msg.data.index];
   if (!c || c.name !== msg.data.name || msg.data.fingerprint !== suite.fingerprint) {
     const why = `case ${msg.data.index} '${msg.data.name}' is not in this worker's suite (fingerprint ${suite.fingerprint.slice(0, 12)})`;
-    return { kind: "foreign", why, recordOn: { index: msg.data.index, name: msg.data.name, token: msg.data.token } };
+    return { kind: "foreign", why, recordOn: { index: msg.data.index, trial: msg.data.trial, name: msg.data.name, token: msg.data.token } };
   }
   return { kind: "ok", message: msg.data, case: c };
 }

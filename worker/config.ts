@@ -4,7 +4,7 @@ import { assertRunId } from "../shared/broker/subjects.ts";
 import { parseConfig, positiveSeconds, seconds, text, whole } from "../shared/config.ts";
 import { DEFAULT_CONCURRENCY, DEFAULT_DRAIN_SECONDS, DEFAULT_GRACE_SECONDS, DEFAULT_HTTP_HOST, DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAULT_SERVICE_LOG_LEVEL, LOG_LEVELS, defaultThreads } from "../shared/defaults.ts";
 import { runIdFromEnvironment, suiteFileFrom, type Environment } from "../shared/environment.ts";
-import { lazySchema } from "../shared/lazy-schema.ts";
+import { lazySchema } from "../shared/runtime/lazy-schema.ts";
 
 /**
  * The worker process's options pipeline: its flags (as `evalfleet worker` parses them) and the

@@ -1,7 +1,7 @@
 import type { Writable } from "node:stream";
 import { processEnvironment, tracingSettingsFrom, type Environment } from "../shared/environment.ts";
 import { createLogger } from "../shared/logger.ts";
-import { loadSuiteWithin } from "../shared/bounded-load.ts";
+import { loadSuiteWithin } from "../shared/suite/bounded-load.ts";
 import { safeText } from "../shared/text.ts";
 import { workerConfigFrom, type WorkerFlags } from "./config.ts";
 import { WorkerService } from "./service.ts";

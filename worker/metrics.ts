@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { evalfleetVersion } from "../shared/package-files.ts";
+import { evalfleetVersion } from "../shared/runtime/package-files.ts";
 
 /**
- * The worker's Prometheus metrics (served on `/metrics` by shared/health-server.ts). Counters are
+ * The worker's Prometheus metrics (served on `/metrics` by shared/process/health-server.ts). Counters are
  * per process and start at zero, as Prometheus expects; `rate()` and `increase()` survive restarts.
  *
  * | metric | type | meaning |

@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { limitAcquireSubject, limitReleaseSubject } from "../shared/broker/subjects.ts";
-import { abortable } from "../shared/abortable.ts";
+import { abortable } from "../shared/process/abortable.ts";
 import { errorMessage, ErrorCode, EvalfleetError } from "../shared/errors.ts";
-import type { LimitTable } from "../shared/limits/limit-spec.ts";
-import type { LimitFeedback } from "../shared/limits/limiter-core.ts";
-import { permitOf, type AcquireOptions, type LimitPermit, type ProviderLimiter } from "../shared/limits/limiter.ts";
-import { LocalLimiter } from "../shared/limits/local-limiter.ts";
+import type { LimitTable } from "../shared/providers/limit-spec.ts";
+import type { LimitFeedback } from "../shared/providers/limiter-core.ts";
+import { permitOf, type AcquireOptions, type LimitPermit, type ProviderLimiter } from "../shared/providers/limiter.ts";
+import { LocalLimiter } from "../shared/providers/local-limiter.ts";
 import type { Logger } from "../shared/logger.ts";
-import { redactJson } from "../shared/secrets.ts";
+import { redactJson } from "../shared/redaction/secrets.ts";
 import { LIMITS_PROTOCOL, PermitReplySchema, type PermitRelease, type PermitRequest } from "../shared/wire/limits.ts";
 import { tryParseJson } from "../shared/wire/nats.ts";
 

@@ -4,11 +4,11 @@ import { isAlreadyTaken } from "../shared/broker/api-codes.ts";
 import { RESULTS_STREAM, eventSubject, resultMsgId, resultSubject } from "../shared/broker/subjects.ts";
 import { errorMessage } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
-import type { CaseResult } from "../shared/result.ts";
-import { redactJson, redactResultData } from "../shared/secrets.ts";
-import { sleep } from "../shared/sleep.ts";
+import type { CaseResult } from "../shared/result/result.ts";
+import { redactJson, redactResultData } from "../shared/redaction/secrets.ts";
+import { sleep } from "../shared/process/sleep.ts";
 import { MAX_RESULT_MESSAGE_BYTES, fitResultForWire, truncateOutput } from "../shared/wire/fit-result.ts";
-import { boundTranscript } from "../shared/transcript.ts";
+import { boundTranscript } from "../shared/result/transcript.ts";
 import { NATS_PROTOCOL, type EventMessage, type ResultMessage } from "../shared/wire/nats.ts";
 import { resultSeal } from "../shared/wire/case-token.ts";
 import type { CaseMetricsSink } from "./metrics.ts";
@@ -21,7 +21,7 @@ const TRANSCRIPT_MARGIN_BYTES = 4096;
  * What a worker sends back for a run: each case's result, published create-only (the first result
  * per case wins; a later one finds the subject taken, which is fine), then the case message acked;
  * and the disposable live events (a case started, its run events). Nothing goes out with a secret
- * this worker knows in it (shared/secrets.ts); a secret split across two events is the run
+ * this worker knows in it (shared/redaction/secrets.ts); a secret split across two events is the run
  * server's to find (it passes each case's events through one streaming redactor).
  */
 
@@ -57,10 +57,10 @@ export class ResultPublisher {
    * case must come back: it is handed back (nak) rather than acked. A lost ack only means a
    * redelivery, which finds the result (see {@link hasResult}) and acks again.
    */
-  async publishThenAck(m: JsMsg, result: CaseResult, token: string, log: () => Logger): Promise<void> {
+  async publishThenAck(m: JsMsg, result: CaseResult, token: string, trial: number, log: () => Logger): Promise<void> {
     try {
       await this.nextTick();
-      await this.publishResult(result, token);
+      await this.publishResult(result, token, trial);
       m.ack();
       this.#o.metrics?.caseFinished(result);
     } catch (err) {
@@ -71,16 +71,17 @@ export class ResultPublisher {
   }
 
   /**
-   * Publishes a result create-only, echoing the case message's delivery token, on the subject
-   * sealed with it: if the subject already holds one, another worker won, which is fine.
+   * Publishes a trial's result create-only, echoing the case message's delivery token, on the
+   * subject sealed with it: if the subject already holds one, another worker won, which is fine.
    */
-  async publishResult(result: CaseResult, token: string): Promise<void> {
+  async publishResult(result: CaseResult, token: string, trial: number): Promise<void> {
     const { broker, runId, workerId, abort } = this.#o;
     const wire = resultToWire(result, { response: false });
     const payload: ResultMessage = {
       v: NATS_PROTOCOL,
       runId,
       index: result.index,
+      trial,
       name: result.name,
       workerId,
       token,
@@ -103,8 +104,8 @@ export class ResultPublisher {
     const seal = resultSeal(token);
     for (let tries = 1; ; tries++) {
       try {
-        await broker.publisher.publish(resultSubject(runId, result.index, seal), body, {
-          msgId: resultMsgId(runId, result.index, seal),
+        await broker.publisher.publish(resultSubject(runId, result.index, seal, trial), body, {
+          msgId: resultMsgId(runId, result.index, seal, trial),
           expectLastSubjectSequence: 0,
         });
         return;
@@ -121,8 +122,8 @@ export class ResultPublisher {
    * out). Asked of the stream's subjects, not its messages: a worker may not read results, and
    * only a holder of the case's token can have stored anything under its sealed subject.
    */
-  async hasResult(index: number, token: string): Promise<boolean> {
-    const subject = resultSubject(this.#o.runId, index, resultSeal(token));
+  async hasResult(index: number, trial: number, token: string): Promise<boolean> {
+    const subject = resultSubject(this.#o.runId, index, resultSeal(token), trial);
     try {
       const info = await this.#o.broker.jsm.streams.info(RESULTS_STREAM, { subjects_filter: subject });
       return (info.state.subjects?.[subject] ?? 0) > 0;

@@ -2,18 +2,16 @@ import { setMaxListeners } from "node:events";
 import type { Consumer, JsMsg } from "@nats-io/jetstream";
 import type { Broker } from "../shared/broker/setup.ts";
 import { isConsumerNotFound, isStreamNotFound } from "../shared/broker/api-codes.ts";
-import type { LoadedSuite } from "../shared/suite.ts";
+import type { LoadedSuite } from "../shared/suite/suite.ts";
 import type { Logger } from "../shared/logger.ts";
 import { errorMessage } from "../shared/errors.ts";
 import { decodeSelection } from "../shared/wire/case-selection.ts";
 import { CASES_STREAM, runConsumer, runKeys } from "../shared/broker/subjects.ts";
 import { CancelSchema, RunStateSchema, isFinishedPhase, type RunManifest, tryParseJson } from "../shared/wire/nats.ts";
-import { sleep } from "../shared/sleep.ts";
-import { DEFAULT_GRACE_SECONDS } from "../shared/defaults.ts";
-import { resultShell } from "../shared/result-shell.ts";
-import { runRepeated, sharedLimit } from "../shared/repeats.ts";
-import { withInfraRetries } from "../shared/infra-retry.ts";
-import { eventRedactor } from "../shared/secrets.ts";
+import { sleep } from "../shared/process/sleep.ts";
+import { resultShell } from "../shared/result/result-shell.ts";
+import { withInfraRetries } from "../shared/trials/infra-retry.ts";
+import { eventRedactor } from "../shared/redaction/secrets.ts";
 import type { CaseMetricsSink } from "./metrics.ts";
 import type { CasePool } from "./pool/case-pool.ts";
 import type { Slots } from "./slots.ts";
@@ -57,8 +55,8 @@ export interface RunServerDeps {
   abort: AbortSignal;
   /** Told of every case received, finished and handed back (the worker's Prometheus metrics). */
   metrics?: CaseMetricsSink | null;
-  /** The pool's grace past a deadline, in ms: a lease outlives a phase's deadline by it and a slack (lease-bound.ts). Default 5 s. */
-  graceMs?: number;
+  /** The pool's grace past a deadline, in ms: a lease outlives a phase's deadline by it and a slack (lease-bound.ts). */
+  graceMs: number;
 }
 
 /** How long one pull waits for cases, in ms. */
@@ -239,7 +237,7 @@ export class RunServer {
     const check = checkCaseMessage(m.data, { subject: m.subject, runId: this.#runId, selected: this.#selected, suite });
     if (check.kind === "bad") {
       log().error({ attempt }, `disposing of a bad case message: ${check.why}`);
-      if (check.recordOn) await this.#publisher.publishResult(caseErrorResult(suite, check.recordOn.index, check.recordOn.name, `worker: ${check.why}`, attempt, workerId), check.recordOn.token).catch(() => undefined);
+      if (check.recordOn) await this.#publisher.publishResult(caseErrorResult(suite, check.recordOn.index, check.recordOn.name, `worker: ${check.why}`, attempt, workerId), check.recordOn.token, check.recordOn.trial).catch(() => undefined);
       m.term();
       return;
     }
@@ -249,23 +247,23 @@ export class RunServer {
     }
     if (check.kind === "foreign") {
       log().error(check.why);
-      await this.#publisher.publishResult(caseErrorResult(suite, check.recordOn.index, check.recordOn.name, `worker: ${check.why}`, attempt, workerId), check.recordOn.token).catch(() => undefined);
+      await this.#publisher.publishResult(caseErrorResult(suite, check.recordOn.index, check.recordOn.name, `worker: ${check.why}`, attempt, workerId), check.recordOn.token, check.recordOn.trial).catch(() => undefined);
       m.term();
       return;
     }
     const { case: c, message } = check;
-    const index = message.index;
+    const { index, trial } = message;
     // At-least-once delivery: a redelivered case may already have a result (its worker died, or
     // its ack was lost, after publishing). A first delivery cannot, so it skips the lookup.
-    if (attempt > 1 && (await this.#publisher.hasResult(index, message.token))) {
+    if (attempt > 1 && (await this.#publisher.hasResult(index, trial, message.token))) {
       m.ack();
       return;
     }
     if (this.#startGate && !(await this.#mayStart(m, index))) return;
-    this.#publisher.publishEvent({ index, kind: "started" });
+    this.#publisher.publishEvent({ index, trial, kind: "started" });
     // The lease is kept alive only while the case is within its bounds: a worker wedged past them
     // lets the case go, and the broker redelivers it.
-    const bound = new LeaseBound(this.#deps.graceMs ?? DEFAULT_GRACE_SECONDS * 1000);
+    const bound = new LeaseBound(this.#deps.graceMs);
     let released = false;
     const lease = setInterval(() => {
       if (bound.renews()) m.working();
@@ -275,12 +273,12 @@ export class RunServer {
       }
     }, this.#leaseMs);
     const caseAbort = this.#caseAbort;
-    const publish = (event: Record<string, unknown>): void => this.#publisher.publishEvent({ index, kind: "event", event });
+    const publish = (event: Record<string, unknown>): void => this.#publisher.publishEvent({ index, trial, kind: "event", event });
     const onPhase = (_phase: string, deadline: number | null): void => bound.phase(deadline);
     const timeoutSeconds = c.resolveTimeout(this.#manifest.defaultTimeout);
-    // --retries: an `infra` failure runs again here, on the worker that saw it (shared/infra-retry.ts).
-    const runOnce = (repeat: number): ReturnType<typeof pool.runOutcome> =>
-      withInfraRetries(() => executeOnce(repeat), { retries: this.#manifest.retries, signal: caseAbort, timeoutSeconds });
+    // --retries: an `infra` failure runs again here, on the worker that saw it (shared/trials/infra-retry.ts).
+    const runOnce = (): ReturnType<typeof pool.runOutcome> =>
+      withInfraRetries(() => executeOnce(trial), { retries: this.#manifest.retries, signal: caseAbort, timeoutSeconds });
     // The coordinator's trace context travels on: the case's span joins the run's trace.
     const traced = message.traceparent ? { traceparent: message.traceparent, traceAs: { worker: workerId, priorAttempts: attempt - 1 } } : {};
     const executeOnce = (repeat: number): ReturnType<typeof pool.runOutcome> => {
@@ -295,12 +293,9 @@ export class RunServer {
     };
     let outcome;
     try {
-      // --repeat N: this worker runs every repeat of the case (the pool queues what exceeds its threads).
-      outcome = await runRepeated(this.#manifest.repeat, runOnce, {
-        limit: sharedLimit(pool, this.#deps.slots.size),
-        signal: caseAbort,
-        shell: () => resultShell(c, index),
-      });
+      // --repeat N: this message is one trial of the case (its other trials are their own
+      // deliveries, on any worker); the trial is part of its cached answers' keys.
+      outcome = await runOnce();
     } finally {
       clearInterval(lease);
     }
@@ -320,7 +315,7 @@ export class RunServer {
     // Every execution counts: earlier deliveries, and this one's retries and collateral re-runs.
     result.attempts = attempt - 1 + Math.max(1, result.attempts);
     result.worker = workerId;
-    await this.#publisher.publishThenAck(m, result, message.token, log);
+    await this.#publisher.publishThenAck(m, result, message.token, trial, log);
   }
 
   /**

@@ -1,21 +1,21 @@
 import { setMaxListeners } from "node:events";
 import { RemoteLimiter } from "./remote-limiter.ts";
-import { localProcessLimiter } from "../shared/limits/process-limiter.ts";
+import { localProcessLimiter } from "../shared/providers/process-limiter.ts";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { openBroker, type Broker } from "../shared/broker/setup.ts";
 import { BucketResponseStore } from "../shared/broker/response-cache-bucket.ts";
 import { connectNats, processLabel, type NatsSettings } from "../shared/broker/connection.ts";
-import type { LoadedSuite } from "../shared/suite.ts";
+import type { LoadedSuite } from "../shared/suite/suite.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
 import { errorMessage } from "../shared/errors.ts";
 import { runKeys, runOfManifestKey } from "../shared/broker/subjects.ts";
 import { RunStateSchema, isFinishedPhase, tryParseJson, type RunManifest } from "../shared/wire/nats.ts";
 import { CasePool } from "./pool/case-pool.ts";
-import { DEFAULT_CONCURRENCY, DEFAULT_DRAIN_SECONDS, DEFAULT_GRACE_SECONDS, defaultThreads } from "../shared/defaults.ts";
+import { defaultThreads } from "../shared/defaults.ts";
 import { RunServer, type RunServeEnd, type RunServerDeps } from "./run-server.ts";
 import { checkManifest, type ManifestCheck } from "./manifest-check.ts";
 import { RunPresence } from "./presence.ts";
-import { HealthServer, type HealthCheck } from "../shared/health-server.ts";
+import { HealthServer, type HealthCheck } from "../shared/process/health-server.ts";
 import { WorkerMetrics } from "./metrics.ts";
 import { Slots } from "./slots.ts";
 
@@ -35,16 +35,17 @@ export interface WorkerServiceOptions {
   runId?: string | null;
   /** Worker threads. Default: {@link defaultThreads} of `concurrency`. */
   threads?: number;
-  /** Cases in flight in this process (across runs). Default {@link DEFAULT_CONCURRENCY}. */
-  concurrency?: number;
-  /** Seconds past a case deadline before a stuck thread is terminated. Default {@link DEFAULT_GRACE_SECONDS}. */
-  graceSeconds?: number;
+  /** Cases in flight in this process (across runs), >= 1 (worker/config.ts resolves `--concurrency`). */
+  concurrency: number;
+  /** Seconds past a case deadline before a stuck thread is terminated (worker/config.ts resolves `--grace`). */
+  graceSeconds: number;
   threadMemoryMb?: number | null;
   /** Stop (exit 0) after this many seconds without a case. Default: never. */
   exitWhenIdleSeconds?: number | null;
-  /** On shutdown, seconds in-flight cases get to finish before they are aborted and handed back. Default {@link DEFAULT_DRAIN_SECONDS}. */
-  drainSeconds?: number;
-  logLevel?: string;
+  /** On shutdown, seconds in-flight cases get to finish before they are aborted and handed back (worker/config.ts resolves `--drain`). */
+  drainSeconds: number;
+  /** Level of the threads' loggers (worker/config.ts resolves `--log-level`). */
+  logLevel: string;
   logger?: Logger;
   /** Told of every state change. */
   onStateChange?: (state: WorkerState) => void;
@@ -115,14 +116,14 @@ export class WorkerService {
     this.#log.info({ reason }, "draining");
     this.#setState("draining");
     this.#stopping.abort(new DOMException(reason, "AbortError"));
-    const drain = setTimeout(() => this.#abort.abort(new DOMException("drain grace over", "AbortError")), (this.#o.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000);
+    const drain = setTimeout(() => this.#abort.abort(new DOMException("drain grace over", "AbortError")), this.#o.drainSeconds * 1000);
     drain.unref();
   }
 
   /** Runs until the work is over; never throws for a run's problems (they are logged and reflected in the exit). */
   async run(): Promise<WorkerExit> {
     const o = this.#o;
-    const concurrency = Math.max(1, o.concurrency ?? DEFAULT_CONCURRENCY);
+    const concurrency = Math.max(1, o.concurrency);
     const threads = Math.max(1, o.threads ?? defaultThreads(concurrency));
     // The endpoint comes up first: liveness holds while the worker waits for NATS, readiness does not.
     const metrics = o.http
@@ -164,7 +165,7 @@ export class WorkerService {
       fingerprint: o.suite.fingerprint,
       threads,
       concurrency,
-      graceSeconds: o.graceSeconds ?? DEFAULT_GRACE_SECONDS,
+      graceMs: o.graceSeconds * 1000,
       threadMemoryMb: o.threadMemoryMb ?? null,
       logLevel: o.logLevel,
       logger: this.#log,
@@ -196,7 +197,7 @@ export class WorkerService {
         stopping: this.#stopping.signal,
         abort: this.#abort.signal,
         metrics,
-        graceMs: (o.graceSeconds ?? DEFAULT_GRACE_SECONDS) * 1000,
+        graceMs: o.graceSeconds * 1000,
       };
       exit = o.runId ? await this.#serveOne(broker, o.runId, deps) : await this.#serveAll(broker, deps);
     } catch (err) {

@@ -1,6 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { startGateSubject } from "../shared/broker/subjects.ts";
-import { abortable } from "../shared/abortable.ts";
+import { abortable } from "../shared/process/abortable.ts";
 import { errorMessage } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
 import { tryParseJson } from "../shared/wire/nats.ts";

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { resolve as resolvePath } from "node:path";
 import { natsSettingsFrom, type NatsSettings } from "../../shared/broker/nats-settings.ts";
 import {
   DEFAULT_CONCURRENCY,
@@ -15,12 +16,13 @@ import {
   SCORING_METHODS,
 } from "../../shared/defaults.ts";
 import { booleanFromEnvironment, colorAllowedBy, limitsFromEnvironment, runIdFromEnvironment, suiteFileFrom, type Environment } from "../../shared/environment.ts";
-import { LimitTableSchema, mergeLimitTables, splitLimitValues } from "../../shared/limits/limit-spec.ts";
+import { LimitTableSchema, mergeLimitTables, splitLimitValues } from "../../shared/providers/limit-spec.ts";
 import { fraction, parseConfig, positiveSeconds, seconds, text, whole } from "../../shared/config.ts";
 import type { DbOption } from "../history/recording/record-run.ts";
 import { parseDurationSeconds, type CoordinatorFlags, type RunFlags } from "./flags.ts";
 import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
-import { lazySchema } from "../../shared/lazy-schema.ts";
+import { lazySchema } from "../../shared/runtime/lazy-schema.ts";
+import type { RunSettingsInput } from "../../shared/run-settings.ts";
 
 /**
  * The options pipeline of a run command (`run`, `list`, `coordinator run|resume`, a script's
@@ -84,6 +86,10 @@ export const RunConfigSchema = lazySchema(() => z.object({
   repeat: whole(1).nullable(),
   /** `--pass-threshold`; null: the suite's. */
   passThreshold: fraction().nullable(),
+  /** `--case-pass-rate`; null: the suite's, else 1. */
+  casePassRate: fraction().nullable(),
+  /** `--confidence`; null: 0.95 (checked by compileRunSettings). */
+  confidence: z.number().nullable(),
   concurrency: whole(1),
   /** `--threads`; null: `defaultThreads(concurrency)`; 0: inline. */
   threads: whole(0).nullable(),
@@ -96,6 +102,12 @@ export const RunConfigSchema = lazySchema(() => z.object({
     db: z.custom<DbOption>((v) => typeof v === "string" || (v !== null && typeof v === "object")).nullable(),
     timeoutSeconds: positiveSeconds(),
     failOnRegression: z.boolean(),
+    /** `--baseline`: the run the gate compares with; null: the last run of the suite on this branch. */
+    baseline: text().nullable(),
+    /** `--quarantine-flaky`. */
+    quarantineFlaky: z.boolean(),
+    /** `--regression-alpha`; null: the default (compiled into the run settings). */
+    regressionAlpha: z.number().nullable(),
     /** Reopen a run already recorded (a resumed distributed run). */
     resume: z.boolean(),
   }),
@@ -117,6 +129,8 @@ export const RunConfigSchema = lazySchema(() => z.object({
   judgeModelName: text().nullable(),
   /** The response cache (`--cache`, `--cache-ttl`): a folder, or the fleet's shared bucket (distributed runs); null: off. */
   cache: z.object({ kind: z.enum(["local", "shared"]), ttlSeconds: z.number().positive() }).nullable(),
+  /** `--record DIR`, `--replay DIR` (absolute paths), `--record-missing`; checked together by compileRunSettings. */
+  cassette: z.object({ record: text().nullable(), replay: text().nullable(), recordMissing: z.boolean() }),
   /** A re-run from the results store: which cases of which recorded run (null for `--last-failed`: found when the suite is loaded). */
   rerun: z.object({ kind: z.enum(["failed", "errors", "incomplete", "last-failed"]), runId: text().nullable() }).nullable(),
   /** Quick subsets (coordinator/run/subset.ts); `seed` null with `sample` set: a new one is drawn and printed. */
@@ -128,7 +142,11 @@ export const RunConfigSchema = lazySchema(() => z.object({
     filterMetadata: z.array(z.string()),
   }),
   distributed: DistributedConfigSchema.nullable(),
-  /** The model providers of the run (shared/error-kind.ts, shared/limits/). */
+  /** `--order`, as given (checked by its parser; compiled by compileRunSettings); null: the default. */
+  order: text().nullable(),
+  /** `--estimate`: print what the run is expected to take and cost, run nothing; `slots` (`--slots`): the pool it is played on, null: `concurrency`. */
+  estimate: z.object({ slots: whole(1).nullable() }).nullable(),
+  /** The model providers of the run (shared/result/error-kind.ts, shared/providers/). */
   providers: z.object({
     /** `--retries`: re-runs of a case whose failure is `infra`; null on `coordinator resume` (the run keeps its own). */
     retries: whole(0).nullable(),
@@ -170,6 +188,8 @@ const RECORDED_FLAGS = [
   "maxOutputKb",
   "repeat",
   "passThreshold",
+  "casePassRate",
+  "confidence",
   "maxAttempts",
   "ackWait",
   "waitForWorkers",
@@ -189,6 +209,7 @@ const RECORDED_FLAGS = [
   "sample",
   "seed",
   "filterMetadata",
+  "order",
 ] as const;
 
 /** The flag a config field came from, for error messages. */
@@ -201,6 +222,8 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   loadTimeoutSeconds: "--load-timeout",
   repeat: "--repeat",
   passThreshold: "--pass-threshold",
+  casePassRate: "--case-pass-rate",
+  confidence: "--confidence",
   concurrency: "--concurrency",
   threads: "--threads",
   graceSeconds: "--grace",
@@ -225,6 +248,8 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   "subset.limit": "--limit",
   "subset.sample": "--sample",
   "subset.seed": "--seed",
+  order: "--order",
+  "estimate.slots": "--slots",
 };
 
 /** The re-run a run command asks for (at most one of the four flags, and a results store to read). */
@@ -240,6 +265,12 @@ function rerunFrom(flags: RunFlags, db: unknown): { kind: "failed" | "errors" | 
   const [one] = asked as [(typeof asked)[number]];
   if (!db) throw new EvalfleetError(ErrorCode.Usage, `${one.flag} reads a recorded run: pass --db URL or set EVALFLEET_DB`, { field: "rerun" });
   return { kind: one.kind, runId: one.runId };
+}
+
+/** A folder flag's value as an absolute path (every thread reads the same folder); an empty one is a usage error. */
+function resolveDir(value: string, flag: string): string {
+  if (value.trim() === "") throw new EvalfleetError(ErrorCode.Usage, `${flag} must be a folder, got ''`, { field: flag.slice(2), value });
+  return resolvePath(value);
 }
 
 /** `--cache [mode]` and `--cache-ttl`: the cache a run asks for, or null. */
@@ -258,6 +289,13 @@ function cacheFrom(flags: RunFlags, distributed: boolean): { kind: "local" | "sh
   return { kind: mode, ttlSeconds };
 }
 
+/** The gate's own flags mean nothing without the gate: a usage error rather than a silent no-op. */
+function checkGateFlags(flags: RunFlags): void {
+  if (flags.failOnRegression) return;
+  const given = [flags.baseline !== undefined && "--baseline", flags.regressionAlpha !== undefined && "--regression-alpha", flags.quarantineFlaky && "--quarantine-flaky"].filter((x): x is string => Boolean(x));
+  if (given.length > 0) throw new EvalfleetError(ErrorCode.Usage, `${given.join(" and ")} ${given.length === 1 ? "is" : "are"} --fail-on-regression's: add --fail-on-regression`, { field: "failOnRegression" });
+}
+
 /**
  * The config of a run command from its flags and the environment: validated (a bad value names its
  * flag or variable and the value, exit 2) and frozen.
@@ -272,6 +310,7 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
   const resumeExisting = command === "coordinator-run" && (Boolean(f.resumeExisting) || booleanFromEnvironment("EVALFLEET_RESUME_EXISTING", env));
   const db = command === "script" ? (flags.db ?? input.scriptDb ?? env.EVALFLEET_DB ?? null) : (flags.db ?? null);
   const limitValues = splitLimitValues(flags.limit);
+  checkGateFlags(flags);
   const recorded: Record<string, unknown> = {};
   for (const k of RECORDED_FLAGS) if (f[k] !== undefined && f[k] !== null) recorded[k] = f[k];
   return parseConfig(
@@ -295,6 +334,8 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
       color: colorAllowedBy(env),
       repeat: flags.repeat ?? null,
       passThreshold: flags.passThreshold ?? null,
+      casePassRate: flags.casePassRate ?? null,
+      confidence: flags.confidence ?? null,
       concurrency: flags.concurrency ?? (mode === "inline" ? DEFAULT_INLINE_CONCURRENCY : DEFAULT_CONCURRENCY),
       threads: flags.threads ?? null,
       graceSeconds: flags.grace ?? DEFAULT_GRACE_SECONDS,
@@ -304,6 +345,9 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
         db: typeof db === "string" ? db.trim() || null : db,
         timeoutSeconds: flags.dbTimeout ?? DEFAULT_STORE_TIMEOUT_SECONDS,
         failOnRegression: Boolean(flags.failOnRegression),
+        baseline: flags.baseline ?? null,
+        quarantineFlaky: Boolean(flags.quarantineFlaky),
+        regressionAlpha: flags.regressionAlpha ?? null,
         resume: command === "coordinator-resume" || resumeExisting,
       },
       recorded,
@@ -321,6 +365,11 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
       },
       regradeRunId: command === "regrade" ? (input.regradeRunId ?? null) : null,
       cache: cacheFrom(flags, distributed),
+      cassette: {
+        record: flags.record === undefined ? null : resolveDir(flags.record, "--record"),
+        replay: flags.replay === undefined ? null : resolveDir(flags.replay, "--replay"),
+        recordMissing: Boolean(flags.recordMissing),
+      },
       judgeModelName: command === "regrade" ? (flags.judgeModel?.trim() || null) : null,
       rerun: command === "coordinator-resume" || command === "list" || command === "regrade" ? null : rerunFrom(flags, db),
       subset: {
@@ -330,6 +379,8 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
         seed: flags.seed ?? null,
         filterMetadata: [...(flags.filterMetadata ?? [])],
       },
+      order: flags.order ?? null,
+      estimate: flags.estimate ? { slots: f.slots ?? null } : null,
       distributed: distributed
         ? {
             nats: natsSettingsFrom(f, env),
@@ -347,4 +398,48 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
     },
     (path) => FLAG_OF[path] ?? path,
   );
+}
+
+/**
+ * The run-wide settings of a run command as a {@link RunSettingsInput}: the flags and environment
+ * as given, the suite's settings and the defaults left to `compileRunSettings` (as for the library,
+ * coordinator/api.ts). A run is recorded (and keeps transcripts) when it has a results store.
+ */
+export function cliSettingsInput(config: RunConfig): RunSettingsInput {
+  const d = config.distributed;
+  return {
+    defaultTimeoutSeconds: config.timeout,
+    setupTimeoutSeconds: config.setupTimeout,
+    teardownTimeoutSeconds: config.teardownTimeout,
+    maxOutputBytes: config.maxOutputKb * 1024,
+    maxTranscriptBytes: config.maxTranscriptKb * 1024,
+    recorded: Boolean(config.store.db || config.store.failOnRegression),
+    repeat: config.repeat,
+    retries: config.providers.retries,
+    // null from the flags means "not given": the suite's threshold applies.
+    passThreshold: config.passThreshold ?? undefined,
+    casePassRate: config.casePassRate,
+    confidence: config.confidence,
+    regressionAlpha: config.store.regressionAlpha,
+    evalFunctions: config.definition.evalFunctions,
+    scoringMethod: config.definition.scoringMethod,
+    cache: config.cache,
+    record: config.cassette.record,
+    replay: config.cassette.replay,
+    recordMissing: config.cassette.recordMissing,
+    limits: config.providers.limits,
+    budget: config.providers.budget,
+    graceSeconds: config.graceSeconds,
+    order: config.order,
+    ...(d
+      ? {
+          maxAttempts: d.maxAttempts,
+          ackWaitSeconds: d.ackWaitSeconds,
+          waitForWorkersSeconds: d.waitForWorkersSeconds,
+          cancelGraceSeconds: d.cancelGraceSeconds,
+          brokerLossSeconds: d.brokerTimeoutSeconds,
+          deadlineSeconds: d.deadlineSeconds,
+        }
+      : {}),
+  };
 }

@@ -1,10 +1,9 @@
 import { existsSync } from "node:fs";
-import { mergeLimitTables } from "../../shared/limits/limit-spec.ts";
 import { resolve } from "node:path";
 import { EvalfleetError, ErrorCode } from "../../shared/errors.ts";
 import { processEnvironment } from "../../shared/environment.ts";
-import type { LoadedSuite } from "../../shared/suite.ts";
-import { loadSuiteWithin } from "../../shared/bounded-load.ts";
+import type { LoadedSuite } from "../../shared/suite/suite.ts";
+import { loadSuiteWithin } from "../../shared/suite/bounded-load.ts";
 import { safeText } from "../../shared/text.ts";
 import { newRunId, resumeDistributed, runDistributed, type DistributedRunOptions } from "../distributed/distributed-run.ts";
 import { runConfigFrom, type RunConfig } from "./config.ts";
@@ -74,33 +73,41 @@ function distributedRunner(suite: LoadedSuite, config: RunConfig, io: ResolvedIO
   const resumeRunId = d.resumeRunId;
   return async (ctx) => {
     let announced: string | null = null;
+    const st = ctx.settings;
     const options: DistributedRunOptions = {
       ...ctx.hooks,
       selected: ctx.selected,
       nats: d.nats,
       runId: resumeRunId ?? ctx.runId ?? config.runId,
-      defaultTimeout: ctx.defaultTimeout,
-      setupTimeout: ctx.hookDefaults.setup,
-      teardownTimeout: ctx.hookDefaults.teardown,
-      maxOutputBytes: ctx.maxOutputBytes,
-      maxTranscriptBytes: ctx.maxTranscriptBytes,
-      cache: config.cache,
-      waitForWorkersSeconds: d.waitForWorkersSeconds,
-      maxAttempts: d.maxAttempts,
-      deadlineSeconds: d.deadlineSeconds,
-      ackWaitSeconds: d.ackWaitSeconds,
-      cancelGraceSeconds: d.cancelGraceSeconds,
-      brokerLossSeconds: d.brokerTimeoutSeconds,
+      defaultTimeout: st.defaultTimeoutSeconds,
+      setupTimeout: st.setupTimeoutSeconds,
+      teardownTimeout: st.teardownTimeoutSeconds,
+      maxOutputBytes: st.maxOutputBytes,
+      maxTranscriptBytes: st.maxTranscriptBytes,
+      cache: st.cache,
+      waitForWorkersSeconds: st.waitForWorkersMs / 1000,
+      maxAttempts: st.maxAttempts,
+      deadlineSeconds: st.deadlineMs === null ? null : st.deadlineMs / 1000,
+      ackWaitSeconds: st.ackWaitMs / 1000,
+      cancelGraceSeconds: st.cancelGraceMs / 1000,
+      brokerLossSeconds: st.brokerLossMs / 1000,
       forwardEvents: config.verbose,
-      repeat: config.repeat ?? undefined,
-      ...(config.providers.retries !== null ? { retries: config.providers.retries } : {}),
-      // A new run: the suite's limits under EVALFLEET_LIMITS and --limit; a resumed run keeps its manifest's unless they are given.
-      prices: suite.prices ?? null,
-      budget: config.providers.budget,
-      limits: resumeRunId ? (Object.keys(config.providers.limits).length > 0 ? config.providers.limits : null) : mergeLimitTables(suite.limits, config.providers.limits),
-      passThreshold: config.passThreshold ?? undefined,
-      evalFunctions: config.definition.evalFunctions,
-      scoringMethod: config.definition.scoringMethod,
+      prices: st.prices,
+      budget: st.budget,
+      scoringMethod: st.scoringMethod,
+      evalFunctions: st.evalFunctions,
+      casePassRate: st.casePassRate,
+      confidence: st.confidence,
+      // A resumed run keeps what its manifest recorded (repeat, retries, limits, pass threshold)
+      // unless the flags say otherwise: the compiled defaults would overwrite them.
+      ...(resumeRunId
+        ? {
+            repeat: config.repeat ?? undefined,
+            ...(config.providers.retries !== null ? { retries: config.providers.retries } : {}),
+            limits: Object.keys(config.providers.limits).length > 0 ? config.providers.limits : null,
+            passThreshold: config.passThreshold ?? undefined,
+          }
+        : { repeat: st.repeat, retries: st.retries, limits: st.limits, passThreshold: st.passThreshold }),
       signal: ctx.signal,
       logger: ctx.logger,
       onRunId: (id) => {
@@ -110,6 +117,7 @@ function distributedRunner(suite: LoadedSuite, config: RunConfig, io: ResolvedIO
         io.stdout.write(`run id: ${id}\n`);
       },
       onNote: ctx.note,
+      etaSeconds: ctx.etaSeconds,
       onWorkers: (busy, joined) => ctx.status(`workers ${busy.size} busy of ${joined}${busy.size ? ` (${[...busy].map(([w, n]) => `${w}: ${n}`).slice(0, 4).join(", ")}${busy.size > 4 ? ", ..." : ""})` : ""}`),
     };
     const outcome = resumeRunId

@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { DEFAULT_CANCEL_REASON, DEFAULT_TIMEOUT_SECONDS } from "../../shared/defaults.ts";
 import type { NatsFlags } from "../../shared/broker/nats-settings.ts";
-import { addCacheFlags, addIterateFlags, addLoadTimeoutFlag, addCoordinatorFlags, addNatsFlags, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags, type CoordinatorFlags } from "./flags.ts";
+import { addCacheFlags, addIterateFlags, addScheduleFlags, addLoadTimeoutFlag, addCoordinatorFlags, addNatsFlags, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags, type CoordinatorFlags } from "./flags.ts";
 import type { CommandContext } from "./io.ts";
 
 /**
@@ -24,6 +24,7 @@ export function addDistributedCommands(program: Command, ctx: CommandContext): v
   addCoordinatorFlags(run);
   addStoreFlags(run);
   addIterateFlags(run);
+  addScheduleFlags(run, { slots: true });
   addCacheFlags(run);
   addLoadTimeoutFlag(run);
   run.option("--run-id <id>", "run id (default $EVALFLEET_RUN_ID, else <$EVALFLEET_RUN_PREFIX>-<trailing number of $EVALFLEET_JOB_NAME>, else a new unique id; printed first)");

@@ -1,24 +1,23 @@
-import type { SuiteResult } from "../../shared/result.ts";
+import type { SuiteResult } from "../../shared/result/result.ts";
 import { processEnvironment, tracingSettingsFrom } from "../../shared/environment.ts";
 import { shutdownTracing, startTracing } from "../../shared/tracing/sdk.ts";
 import { Attr, SpanKind, SpanNames, contextWith, endSpan, runInContext, startSpan } from "../../shared/tracing/spans.ts";
-import type { LoadedSuite } from "../../shared/suite.ts";
+import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import type { SuiteHooks } from "../../shared/hooks.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import { createLogger, type Logger } from "../../shared/logger.ts";
-import { DEFAULT_CACHE_DIR, resolveDefaultTimeout, resolveHookTimeouts } from "../../shared/defaults.ts";
+import { DEFAULT_CACHE_DIR } from "../../shared/defaults.ts";
+import { compileRunSettings, type RunSettings } from "../../shared/run-settings.ts";
 import { resolve } from "node:path";
 import type { ThreadCache } from "../../shared/wire/thread.ts";
 import { safeText } from "../../shared/text.ts";
 import { ExitCode, exitCodeFor } from "../run/exit-code.ts";
 import { describeSelector, selectCases, type SelectedCase } from "../run/select.ts";
-import { resolvePassThreshold } from "../run/policy.ts";
-import { checkRunEvalFunctions } from "../../shared/eval-functions.ts";
 import { ConsoleReporter, printCaseList, printSummary } from "../report/console.ts";
 import { jsonReportText, writeReport } from "../report/files.ts";
 import { toJUnitXml } from "../report/junit.ts";
 import type { CliRecording } from "../history/recording/cli-recording.ts";
-import type { RunConfig } from "./config.ts";
+import { cliSettingsInput, type RunConfig } from "./config.ts";
 import type { ResolvedIO } from "./io.ts";
 import { installSignalHandlers } from "./signals.ts";
 import { narrowSelection, narrowsSelection, type RegradeNarrowing } from "./iterate-selection.ts";
@@ -32,20 +31,14 @@ import { narrowSelection, narrowsSelection, type RegradeNarrowing } from "./iter
 
 /** What a runner gets from the pipeline: the selected cases, presentation hooks, the cancel signal. */
 export interface RunnerContext {
-  /** The selected cases in declaration order, never empty. */
+  /** The selected cases in the order they are to start (`--order`; their indexes give the declaration order), never empty. */
   selected: readonly SelectedCase[];
   hooks: SuiteHooks;
   /** The run id fixed by the pipeline (a recorded run), or null for the runner's default. */
   runId: string | null;
   signal: AbortSignal;
-  /** Seconds, resolved: flag, suite, 120. */
-  defaultTimeout: number;
-  /** Seconds, the setup and teardown bounds of cases that set none, resolved: flag, suite, 60. */
-  hookDefaults: { setup: number; teardown: number };
-  /** Largest output kept on a result, in bytes (`--max-output-kb`). */
-  maxOutputBytes: number;
-  /** Keep each case's transcript within this many bytes (`--max-transcript-kb`, when the run is recorded); 0: none. */
-  maxTranscriptBytes: number;
+  /** The run's compiled settings (shared/run-settings.ts): flags, environment and suite, defaults applied once. */
+  settings: RunSettings;
   /** The response cache (`--cache`): a local one resolved to its folder; null: off. */
   cache: ThreadCache | null;
   logger: Logger;
@@ -53,6 +46,8 @@ export interface RunnerContext {
   note: (line: string) => void;
   /** Extra text in the live display. */
   status: (text: string) => void;
+  /** Seconds the run is expected to go on, from history; null without history. */
+  etaSeconds: (() => number) | null;
 }
 
 /** Runs the selected cases one way or another (inline, thread pool, NATS). */
@@ -68,18 +63,18 @@ const AVAILABLE_NAMES_SHOWN = 100;
 export async function executeRun(suite: LoadedSuite, config: RunConfig, io: ResolvedIO, runner: Runner, options: { newRunId?: () => string; regrade?: RegradeNarrowing | null } = {}): Promise<number> {
   const out = io.stdout;
   const selector = config.selector;
-  const defaultTimeout = resolveDefaultTimeout(config.timeout, suite.defaultTimeout);
-  // `--eval-function` names the suite's functions: an unknown one stops here (exit 2), before anything runs.
-  checkRunEvalFunctions(config.definition.evalFunctions, suite.evalFunctions ?? new Map());
+  // Every run-wide setting, compiled once: a bad one (an unknown `--eval-function`, ...) stops here (exit 2), before anything runs.
+  const settings = compileRunSettings(cliSettingsInput(config), suite);
+  const defaultTimeout = settings.defaultTimeoutSeconds;
   let selected = selectCases(suite.cases, { ...selector, evalSets: suite.evalSets ?? null });
   const chosen = selected.length;
-  let settings: Record<string, unknown> = {};
+  let narrowing: Record<string, unknown> = {};
   if (narrowsSelection(config) || options.regrade) {
     // A re-run from the store, --grep, --filter-metadata, --sample, --limit, a regrade's stored outputs: ANDed with the selector.
     const narrowed = await narrowSelection(suite, config, selected, io, options.regrade ?? null);
     if ("exit" in narrowed) return narrowed.exit;
     selected = narrowed.selected;
-    settings = narrowed.settings;
+    narrowing = narrowed.settings;
   }
   if (selected.length === 0) {
     if (chosen > 0) {
@@ -95,6 +90,10 @@ export async function executeRun(suite: LoadedSuite, config: RunConfig, io: Reso
     return ExitCode.Usage;
   }
   if (config.list) return listCases(selected, defaultTimeout, config, io);
+  if (config.estimate) {
+    const { printEstimate } = await import("./schedule-run.ts");
+    return printEstimate(suite, selected, settings, config, io);
+  }
 
   // The results store is opened, and the run's start recorded, before anything runs: a bad URL or
   // an unreachable database stops here with one line (exit 2), with nothing half-recorded.
@@ -102,10 +101,14 @@ export async function executeRun(suite: LoadedSuite, config: RunConfig, io: Reso
   // runner runs, so every case's span goes under it, in this process's threads and on remote
   // workers (the case message carries it). Without the variables nothing of the SDK is loaded.
   const tracing = await startTracing(tracingSettingsFrom(processEnvironment()), { role: "coordinator" });
-  const recording = await openRecording(suite, config, selected, defaultTimeout, io, options.newRunId, settings);
+  const recording = await openRecording(suite, config, selected, settings, io, options.newRunId, narrowing);
   const logger: Logger = createLogger({ level: config.logLevel, name: "evalfleet" });
   const tty = Boolean((out as { isTTY?: boolean }).isTTY);
-  const reporter = new ConsoleReporter({ out, total: selected.length, verbose: config.verbose, color: tty && config.color });
+  // The start order (--order) and the ETA, from the durations the store recorded (a resumed distributed run keeps its own order).
+  const { scheduleRun } = await import("./schedule-run.ts");
+  const schedule = await scheduleRun(suite, selected, settings, recording?.recording.store ?? null, config.concurrency, (line) => io.stderr.write(`${safeText(line)}\n`));
+  const reporter = new ConsoleReporter({ out, total: selected.length, verbose: config.verbose, color: tty && config.color, eta: schedule.eta });
+  if (schedule.note && !config.distributed?.resumeRunId) reporter.note(safeText(schedule.note));
   if (recording) recording.warn = (line) => reporter.note(safeText(line));
   const controller = new AbortController();
   const stopSignals = io.handleSignals ? installSignalHandlers(controller, reporter) : () => undefined;
@@ -120,19 +123,16 @@ export async function executeRun(suite: LoadedSuite, config: RunConfig, io: Reso
     : null;
   try {
     const ran = await runInContext(contextWith(runSpan), () => runner({
-      selected,
+      selected: schedule.started,
       hooks: recording ? recording.hooks(reporter.hooks()) : reporter.hooks(),
       runId: recording?.runId ?? null,
       signal: controller.signal,
-      defaultTimeout,
-      hookDefaults: resolveHookTimeouts({ setup: config.setupTimeout, teardown: config.teardownTimeout }, { setup: suite.setupTimeoutSeconds, teardown: suite.teardownTimeoutSeconds }),
-      maxOutputBytes: config.maxOutputKb * 1024,
-      // Only a recorded run keeps transcripts: nobody else reads them.
-      maxTranscriptBytes: recording ? config.maxTranscriptKb * 1024 : 0,
+      settings,
       cache: config.cache ? (config.cache.kind === "shared" ? { kind: "shared", ttlSeconds: config.cache.ttlSeconds } : { kind: "local", dir: resolve(DEFAULT_CACHE_DIR), ttlSeconds: config.cache.ttlSeconds }) : null,
       logger,
       note: (line) => reporter.note(safeText(line)),
       status: (text) => reporter.status(text),
+      etaSeconds: schedule.eta ? () => schedule.eta!.secondsLeft() : null,
     }));
     result = ran.suite;
     incomplete = ran.incomplete ?? null;
@@ -161,8 +161,8 @@ export async function executeRun(suite: LoadedSuite, config: RunConfig, io: Reso
   if (config.jsonOutput) reportFailed = !(await writeReportAnnounced(io, "json", config.jsonOutput, jsonReportText(result.toJSON()))) || reportFailed;
   if (config.junit) reportFailed = !(await writeReportAnnounced(io, "junit", config.junit, toJUnitXml(result, suite.name))) || reportFailed;
   const code = exitCodeFor(result, { reportFailed, incomplete: incomplete !== null, infraErrorsIncomplete: config.providers.infraErrorsIncomplete });
-  // --fail-on-regression: a case that passed in the last run on this branch fails now, even when a pass threshold is met.
-  return code === ExitCode.Ok && gate && gate.regressions.length > 0 ? ExitCode.Failed : code;
+  // --fail-on-regression: the run is significantly worse than its baseline (gate.ts), even when a pass threshold is met.
+  return code === ExitCode.Ok && gate?.failed ? ExitCode.Failed : code;
 }
 
 /** `--list`: the case table, and with `--json-output` the case list as JSON. Runs nothing. */
@@ -189,7 +189,7 @@ async function openRecording(
   suite: LoadedSuite,
   config: RunConfig,
   selected: readonly SelectedCase[],
-  defaultTimeout: number,
+  runSettings: RunSettings,
   io: ResolvedIO,
   newRunId?: () => string,
   settings: Record<string, unknown> = {},
@@ -202,17 +202,19 @@ async function openRecording(
       db: store.db,
       suite,
       timeoutSeconds: store.timeoutSeconds,
+      confidence: runSettings.confidence,
       failOnRegression: store.failOnRegression,
+      gate: { alpha: runSettings.regressionAlpha, confidence: runSettings.confidence, baselineRunId: store.baseline, quarantineFlaky: store.quarantineFlaky },
       settings: { ...config.recorded, ...settings },
       regradedFrom: typeof settings.regradedFrom === "string" ? settings.regradedFrom : null,
       selected,
       selector: config.selector,
-      defaultTimeout,
+      defaultTimeout: runSettings.defaultTimeoutSeconds,
       mode: config.mode,
       runId: config.runId,
       newRunId,
       resume: store.resume,
-      definition: { ...config.definition, passThreshold: resolvePassThreshold(config.passThreshold ?? undefined, suite.passThreshold) },
+      definition: { ...config.definition, passThreshold: runSettings.passThreshold },
     },
     io.stderr,
   );

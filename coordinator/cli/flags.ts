@@ -25,11 +25,12 @@ import {
   LOG_LEVELS,
   SCORING_METHODS,
 } from "../../shared/defaults.ts";
+import { ORDER_VALUES, readOrderValue } from "../../shared/order-value.ts";
 
 /**
  * The option builders of every command and their parsers: what each flag is called, says in
  * `--help`, accepts and defaults to (defaults from shared/defaults.ts). A bad value is refused by
- * commander with the parser's message (exit 2). Only commander and the defaults are imported here:
+ * commander with the parser's message (exit 2). Only commander, the defaults and the order parser (no imports) are imported here:
  * `evalfleet --help` loads this file and nothing heavier.
  */
 
@@ -83,6 +84,18 @@ export function parseFraction(flag: string): (value: string) => number {
   };
 }
 
+/**
+ * A fraction strictly between 0 and 1 (a confidence level or an alpha: 0 and 1 mean nothing there).
+ * `example` is the usual value the message shows (default `0.95 for 95%`).
+ */
+export function parseOpenFraction(flag: string, example = "0.95 for 95%"): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(value) || !(n > 0 && n < 1)) throw new InvalidArgumentError(`${flag} must be a fraction strictly between 0 and 1 (${example}), got '${value}'`);
+    return n;
+  };
+}
+
 /** The flags of the run commands as commander parses them (`run`, `list`, `coordinator run|resume`, `cli()`). */
 export interface RunFlags extends StoreFlags {
   name?: string[];
@@ -90,6 +103,10 @@ export interface RunFlags extends StoreFlags {
   set?: string[];
   passThreshold?: number;
   repeat?: number;
+  /** `--case-pass-rate`: a repeated case passes when at least this fraction of its trials pass. */
+  casePassRate?: number;
+  /** `--confidence`: the two-sided confidence of the report's intervals. */
+  confidence?: number;
   /** Seconds. */
   timeout?: number;
   /** Seconds. */
@@ -144,6 +161,24 @@ export interface RunFlags extends StoreFlags {
   cache?: boolean | string;
   /** `--cache-ttl`, as given (`7d`, `12h`, `30m`, `45s`, or seconds). */
   cacheTtl?: string;
+  /** `--order`: `declared`, `history` or `random[:SEED]` (checked by its parser). */
+  order?: string;
+  /** `--estimate`: print the expected duration, tokens and cost from history; run nothing. */
+  estimate?: boolean;
+  /** `coordinator run --slots`: the slots an estimate plays the run on (workers x their concurrency). */
+  slots?: number;
+  /** `--record DIR`, `--replay DIR`, `--record-missing`: the cases' cassettes. */
+  record?: string;
+  replay?: string;
+  recordMissing?: boolean;
+}
+
+/** `--record DIR`, `--replay DIR` and `--record-missing`: record and replay each case's HTTP exchanges and wrapped tool calls (docs/iterating.md). */
+export function addCassetteFlags(cmd: Command): void {
+  cmd
+    .option("--record <dir>", "record every case's HTTP exchanges (context.fetch, the built-in model clients) and context.tool calls in DIR, one JSON cassette per case and trial, redacted")
+    .option("--replay <dir>", "answer every case's requests from the cassettes in DIR without sending them; a request a cassette lacks fails the case")
+    .option("--record-missing", "with --replay: send and record the requests a cassette lacks instead of failing the case");
 }
 
 /** A duration as `--cache-ttl` takes it: `7d`, `12h`, `30m`, `45s`, or a number of seconds. Null when it is not one. */
@@ -173,6 +208,12 @@ export interface StoreFlags {
   /** Seconds. */
   dbTimeout?: number;
   failOnRegression?: boolean;
+  /** `--regression-alpha`: the gate's false-alarm bound, strictly between 0 and 1. */
+  regressionAlpha?: number;
+  /** `--baseline`: the run the gate compares with, instead of the last run on this branch. */
+  baseline?: string;
+  /** `--quarantine-flaky`: known-flaky cases are reported by the gate, never failing it. */
+  quarantineFlaky?: boolean;
   /** KiB; 0 keeps no transcripts. */
   maxTranscriptKb?: number;
 }
@@ -255,11 +296,17 @@ export function addLoadTimeoutFlag(cmd: Command): void {
   );
 }
 
-/** `--pass-threshold` and `--repeat`: how a run passes, and how often each case runs. */
+/** `--pass-threshold`, `--case-pass-rate`, `--confidence` and `--repeat`: how a run and a case pass, how sure the report's intervals are, and how often each case runs. */
 export function addRunPolicyFlags(cmd: Command, opts: { repeat?: boolean } = {}): void {
   cmd.addOption(
     new Option("--pass-threshold <rate>", "The run passes when at least this fraction (0-1) of the selected cases pass (default: the suite's, else every case)").argParser(parseFraction("--pass-threshold")),
   );
+  cmd.addOption(
+    new Option("--case-pass-rate <rate>", "With --repeat: a case passes when at least this fraction (0-1) of its trials pass (a case's own passRate wins; default: the suite's casePassRate, else 1, every trial)").argParser(
+      parseFraction("--case-pass-rate"),
+    ),
+  );
+  cmd.addOption(new Option("--confidence <level>", "Two-sided confidence of the intervals the report shows, strictly between 0 and 1 (default 0.95)").argParser(parseOpenFraction("--confidence")));
   if (opts.repeat !== false) {
     cmd.addOption(new Option("--repeat <n>", "Run each case N times; the report gives each case's pass rate and pass@k (a case passes when every run passed)").argParser(parseWhole("--repeat", 1)));
   }
@@ -326,6 +373,26 @@ export function addIterateFlags(cmd: Command): void {
     .option("--filter-metadata <key=value>", "run only the cases whose metadata has this value (repeatable: the same key ORs, different keys AND; a dotted key reaches into objects)", collect);
 }
 
+/**
+ * The start order of a run and its estimate: `--order declared|history|random[:SEED]` and
+ * `--estimate`; `slots: true` adds `--slots` (`coordinator run`, whose workers the estimate cannot see).
+ */
+export function addScheduleFlags(cmd: Command, opts: { slots?: boolean } = {}): void {
+  cmd
+    .addOption(
+      new Option("--order <order>", "the order cases start in: history (longest first by the durations recorded in --db; cases without history by their timeout), declared, or random[:SEED] (seed printed); results are reported in declaration order whatever it is (default: history, which is declared without recorded durations)")
+        .argParser(parseOrder),
+    )
+    .option("--estimate", "print the expected duration on this pool, the tokens and the cost from the runs recorded in --db, and how many cases have no history; run nothing (exit 0)");
+  if (opts.slots) cmd.addOption(new Option("--slots <n>", "with --estimate: the fleet's slots to play the run on (workers x each worker's --concurrency)").argParser(parseWhole("--slots", 1)).default(DEFAULT_CONCURRENCY));
+}
+
+/** `--order`'s parser: the value as given, once it parses (random's seed is drawn when the run's settings are compiled). */
+function parseOrder(value: string): string {
+  if (!readOrderValue(value)) throw new InvalidArgumentError(`--order must be ${ORDER_VALUES}, got '${value}'`);
+  return value.trim();
+}
+
 /** `cli(cases)`'s `--concurrency`: cases in flight in this thread. */
 export function addInlineConcurrencyFlag(cmd: Command, defaultConcurrency: number): void {
   cmd.addOption(new Option("--concurrency <n>", "Cases in flight at once (inline, in this thread)").argParser(parseWhole("--concurrency", 1)).default(defaultConcurrency));
@@ -337,7 +404,13 @@ export function addStoreFlags(cmd: Command, opts: { env?: boolean } = {}): void 
   cmd
     .addOption(opts.env === false ? db : db.env("EVALFLEET_DB"))
     .addOption(new Option("--db-timeout <seconds>", "bound on connecting to the results store, on each write and on the final flush").argParser(parsePositiveSeconds("--db-timeout")).default(DEFAULT_STORE_TIMEOUT_SECONDS))
-    .option("--fail-on-regression", "exit 1 when a case that passed in the last recorded run of this suite on the same branch fails now, even if a pass threshold is met (needs --db)")
+    .option(
+      "--fail-on-regression",
+      "exit 1 when the run is significantly worse than the last recorded run of this suite on the same branch (its pass rate, or a case's trials, beyond chance at --regression-alpha), even if a pass threshold is met (needs --db)",
+    )
+    .addOption(new Option("--regression-alpha <alpha>", "--fail-on-regression's false-alarm rate: two runs of the same agent fail the gate at most this often (default 0.05)").argParser(parseOpenFraction("--regression-alpha", "0.05 for 5%")))
+    .option("--baseline <run-id>", "the recorded run --fail-on-regression compares with (or a prefix of its id), instead of the last run of this suite on this branch")
+    .option("--quarantine-flaky", "--fail-on-regression reports the cases `evalfleet flaky` calls flaky (over the baseline and the runs before it) without failing on them")
     .addOption(
       new Option("--max-transcript-kb <kb>", "largest full run output (messages, tool calls, member outputs) kept per case in the results store, in KiB; bigger ones are cut, saying so; 0 keeps none")
         .argParser(parseWhole("--max-transcript-kb", 0))

@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
-import { addHistoryReadFlags, historyRunsOption, type HistoryReadFlags } from "./flags.ts";
+import { DEFAULT_CONFIDENCE, DEFAULT_REGRESSION_ALPHA } from "../../shared/defaults.ts";
+import { addHistoryReadFlags, historyRunsOption, parseOpenFraction, type HistoryReadFlags } from "./flags.ts";
 import type { CommandContext } from "./io.ts";
 
 /**
@@ -40,7 +41,10 @@ export function addHistoryCommands(program: Command, ctx: CommandContext): void 
     .argument("<run-b>", "the later run");
   addHistoryReadFlags(compare);
   compare.option("--html <file>", "also write the two runs side by side as one self-contained HTML page: flips first, output diffs per case");
-  compare.action(async (a: string, b: string, flags: HistoryReadFlags & { html?: string }) => ctx.setCode(await (await history()).compareRecordedRuns(a, b, flags, ctx.io)));
+  compare
+    .addOption(new Option("--regression-alpha <alpha>", "the false-alarm rate of the verdict: two runs of the same agent are called regressed at most this often").argParser(parseOpenFraction("--regression-alpha", "0.05 for 5%")).default(DEFAULT_REGRESSION_ALPHA))
+    .addOption(confidenceOption());
+  compare.action(async (a: string, b: string, flags: HistoryReadFlags & { html?: string; regressionAlpha: number; confidence: number }) => ctx.setCode(await (await history()).compareRecordedRuns(a, b, flags, ctx.io)));
 
   const flaky = program.command("flaky").description("Per case, the pass rate and the number of pass/fail flips over the last runs of a suite");
   addHistoryReadFlags(flaky);
@@ -48,8 +52,9 @@ export function addHistoryCommands(program: Command, ctx: CommandContext): void 
     .option("--suite <name>", "the suite (default: the suite of the newest recorded run)")
     .option("--branch <name>", "only runs recorded on this git branch")
     .addOption(historyRunsOption("--last <n>", "how many runs, newest first", "--last", 2))
-    .option("--all", "list every case, not only the flaky ones");
-  flaky.action(async (flags: HistoryReadFlags & { suite?: string; branch?: string; last: number; all?: boolean }) => ctx.setCode(await (await history()).flakyCases(flags, ctx.io)));
+    .option("--all", "list every case, not only the flaky ones")
+    .addOption(confidenceOption());
+  flaky.action(async (flags: HistoryReadFlags & { suite?: string; branch?: string; last: number; all?: boolean; confidence: number }) => ctx.setCode(await (await history()).flakyCases(flags, ctx.io)));
 
   const exported = program
     .command("export")
@@ -70,6 +75,11 @@ export function addHistoryCommands(program: Command, ctx: CommandContext): void 
     .option("--html <path>", "write the HTML report here (parent folders are created)")
     .addOption(historyRunsOption("--last <n>", "runs of the same suite and branch in the trend charts", "--last", 1));
   report.action(async (runId: string | undefined, flags: HistoryReadFlags & { html?: string; last: number }) => ctx.setCode(await (await history()).writeHtmlReport(runId, flags, ctx.io)));
+}
+
+/** `--confidence` of the history commands: the two-sided level of the intervals they show. */
+function confidenceOption(): Option {
+  return new Option("--confidence <level>", "two-sided confidence of the intervals shown").argParser(parseOpenFraction("--confidence")).default(DEFAULT_CONFIDENCE);
 }
 
 /** A subcommand's options merged with its parent's: a value given on the command line wins, wherever commander put it. */

@@ -1,5 +1,5 @@
 import { safeText } from "../../shared/text.ts";
-import type { LoadedSuite } from "../../shared/suite.ts";
+import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import { ExitCode } from "../run/exit-code.ts";
 import { matchRerun } from "../run/rerun.ts";
 import type { SelectedCase } from "../run/select.ts";

@@ -1,5 +1,5 @@
 import { processEnvironment } from "../../shared/environment.ts";
-import { loadSuiteWithin } from "../../shared/bounded-load.ts";
+import { loadSuiteWithin } from "../../shared/suite/bounded-load.ts";
 import { runConfigFrom } from "./config.ts";
 import { executeRun } from "./execute-run.ts";
 import type { RunFlags } from "./flags.ts";

@@ -1,11 +1,9 @@
-import type { LoadedSuite } from "../../shared/suite.ts";
-import { resolvePassThreshold } from "../run/policy.ts";
-import { mergeLimitTables } from "../../shared/limits/limit-spec.ts";
+import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import type { RunConfig } from "./config.ts";
 import type { Runner, RunnerContext } from "./execute-run.ts";
 import type { SelectedCase } from "../run/select.ts";
-import type { RunOutput } from "../../shared/agent.ts";
-import type { JudgeModel } from "../../shared/judge-model.ts";
+import type { RunOutput } from "../../shared/case/agent.ts";
+import type { JudgeModel } from "../../shared/case/judge-model.ts";
 import type { PrestartedThreads } from "../../worker/pool/case-pool.ts";
 
 /**
@@ -28,11 +26,9 @@ export function inlineRunner(suite: LoadedSuite, config: RunConfig, regrade: Reg
     return {
       suite: await runInline(ctx.selected, {
         ...runContextOptions(ctx, config),
-        graceSeconds: config.graceSeconds,
         exitWhenBlocked: true,
         judgeModel: regrade?.judgeModel ?? suite.judgeModel,
         replayOf: regrade?.replayOf ?? null,
-        ...runPolicyOptions(suite, config),
         concurrency: config.concurrency,
         mcpClients: suite.mcpClients,
         onWarning: warnOnce(ctx.note),
@@ -51,12 +47,10 @@ export function poolRunner(suite: LoadedSuite, config: RunConfig, regrade: Regra
         ...runContextOptions(ctx, config),
         concurrency: config.concurrency,
         threads: config.threads ?? undefined,
-        graceSeconds: config.graceSeconds,
         threadMemoryMb: config.threadMemoryMb,
         prestarted,
         logLevel: config.logLevel,
         onWarning: warnOnce(ctx.note),
-        ...runPolicyOptions(suite, config),
         replayOf: regrade?.replayOf ?? null,
         judgeModelName: config.judgeModelName,
       }),
@@ -64,32 +58,15 @@ export function poolRunner(suite: LoadedSuite, config: RunConfig, regrade: Regra
   };
 }
 
-/** What both local runners take from the run's context as they are: hooks, signal, run id, logger, bounds and cache. */
+/** What both local runners take from the run's context: hooks, signal, run id, logger, cache, and the compiled settings. */
 function runContextOptions(ctx: RunnerContext, config: RunConfig) {
   return {
     ...ctx.hooks,
     signal: ctx.signal,
     runId: ctx.runId ?? config.runId,
     logger: ctx.logger,
-    defaultTimeout: ctx.defaultTimeout,
-    hookDefaults: ctx.hookDefaults,
-    maxOutputBytes: ctx.maxOutputBytes,
-    maxTranscriptBytes: ctx.maxTranscriptBytes,
     cache: ctx.cache,
-  };
-}
-
-/** What both local runners take from the suite and the flags: repeats, retries, limits, prices, budget, pass threshold, eval functions. */
-function runPolicyOptions(suite: LoadedSuite, config: RunConfig) {
-  return {
-    repeat: config.repeat ?? undefined,
-    retries: config.providers.retries ?? 0,
-    limits: mergeLimitTables(suite.limits, config.providers.limits),
-    prices: suite.prices ?? null,
-    budget: config.providers.budget,
-    passThreshold: resolvePassThreshold(config.passThreshold ?? undefined, suite.passThreshold),
-    runEvalFunctions: config.definition.evalFunctions,
-    scoringMethod: config.definition.scoringMethod,
+    settings: ctx.settings,
   };
 }
 

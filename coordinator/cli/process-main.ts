@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
-import { sweepDescendants } from "../../shared/process-tree.ts";
-import { suiteBeingLoaded } from "../../shared/loading-suite.ts";
+import { sweepDescendants } from "../../shared/process/process-tree.ts";
+import { suiteBeingLoaded } from "../../shared/suite/loading-suite.ts";
 import { ExitCode } from "../run/exit-code.ts";
 import { loadsSuite } from "./loads-suite.ts";
 
@@ -38,7 +38,7 @@ export async function processMain(argv: readonly string[]): Promise<number> {
   // threads at that moment too: started now, the watchdog's thread boots on the core this thread's
   // module loading leaves free, not on the cores the run's threads start on (on 2 cores, a run's
   // threads were ready about 15% sooner; bench/README.md).
-  if (loadsSuite(argv)) (await import("../../shared/block-watchdog.ts")).BlockWatchdog.get();
+  if (loadsSuite(argv)) (await import("../../shared/process/block-watchdog.ts")).BlockWatchdog.get();
 
   const { main } = await import("./program.ts");
   const code = await main(argv);

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { evalfleetVersion } from "../../shared/package-files.ts";
+import { evalfleetVersion } from "../../shared/runtime/package-files.ts";
 import { ExitCode } from "../run/exit-code.ts";
 import { addCacheCommand } from "./cache-command.ts";
 import { addDistributedCommands } from "./distributed-commands.ts";
@@ -8,6 +8,7 @@ import { resolveIO, type CliIO, type CommandContext } from "./io.ts";
 import { parseAndRun } from "./parse-and-run.ts";
 import { addQueueMetricsCommand } from "./queue-metrics-command.ts";
 import { addRunCommands } from "./run-command.ts";
+import { addServeCommands } from "./serve-commands.ts";
 import { addWorkerCommand } from "./worker-command.ts";
 
 export type { CliIO } from "./io.ts";
@@ -20,7 +21,7 @@ export type { CliIO } from "./io.ts";
  *
  * Where each command lives: run-command.ts (run, list), distributed-commands.ts (coordinator
  * run|resume|cancel|status), worker-command.ts (worker), history-commands.ts (runs, show, compare,
- * flaky, report), queue-metrics-command.ts (queue-metrics); script-command.ts is `cli(cases)`.
+ * flaky, report), serve-commands.ts (serve, token), queue-metrics-command.ts (queue-metrics); script-command.ts is `cli(cases)`.
  */
 
 /** The `evalfleet` binary. Returns the exit code. */
@@ -39,5 +40,6 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
   addHistoryCommands(program, ctx);
   addQueueMetricsCommand(program, ctx);
   addCacheCommand(program, ctx);
+  addServeCommands(program, ctx);
   return parseAndRun(program, argv, ctx.io, () => code);
 }

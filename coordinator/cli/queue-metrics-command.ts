@@ -31,7 +31,7 @@ async function serveQueueMetrics(suiteArgument: string | undefined, flags: Queue
     import("../../shared/broker/nats-settings.ts"),
     import("../../shared/environment.ts"),
     import("../../shared/logger.ts"),
-    import("../../shared/bounded-load.ts"),
+    import("../../shared/suite/bounded-load.ts"),
     import("../distributed/queue-metrics.ts"),
     import("./signals.ts"),
     import("../run/exit-code.ts"),

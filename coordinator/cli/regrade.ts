@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
 import { processEnvironment } from "../../shared/environment.ts";
-import { loadSuiteWithin } from "../../shared/bounded-load.ts";
+import { loadSuiteWithin } from "../../shared/suite/bounded-load.ts";
 import { judgeWithModel } from "../../worker/models/default-judge.ts";
 import { RegradeSource } from "../history/regrade-source.ts";
 import { ResultsStore } from "../history/store/store.ts";

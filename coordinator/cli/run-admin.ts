@@ -4,10 +4,11 @@ import { openBroker, type Broker } from "../../shared/broker/setup.ts";
 import { assertRunId } from "../../shared/broker/subjects.ts";
 import { processEnvironment } from "../../shared/environment.ts";
 import { safeText } from "../../shared/text.ts";
-import { redactJson } from "../../shared/secrets.ts";
+import { redactJson } from "../../shared/redaction/secrets.ts";
 import { isFinishedPhase, type RunManifest } from "../../shared/wire/nats.ts";
 import { readManifest, readRunState, requestCancel } from "../distributed/run-records.ts";
 import { readRunProgress, type RunProgress } from "../distributed/status.ts";
+import { shortDuration } from "../run/run-eta.ts";
 import { ExitCode } from "../run/exit-code.ts";
 import type { ResolvedIO } from "./io.ts";
 
@@ -75,6 +76,9 @@ export function formatStatus(s: RunProgress, now: number = Date.now()): string {
   const lines = [
     `run ${s.runId}: ${s.phase}${lost}${s.cancel ? ` (cancel: ${s.cancel})` : ""}`,
     `suite ${s.suite} (fingerprint ${s.fingerprint.slice(0, 12)}), created ${s.createdAt}`,
+    ...(s.etaSeconds !== null && !s.coordinatorLost && s.heartbeatAt
+      ? [`eta ${shortDuration(Math.max(0, s.etaSeconds - Math.max(0, (now - Date.parse(s.heartbeatAt)) / 1000)))} (from the recorded durations of the suite)`]
+      : []),
     `selected ${s.selected}  done ${s.done}  passed ${s.passed}  failed ${s.failed}  reporting ${s.reporting}  running ${s.running}  queued ${s.queued}${s.noResult ? `  no result ${s.noResult}` : ""}`,
     `workers ${s.workers.length}${s.workers.length ? `: ${s.workers.map((w) => `${w.workerId} (${w.busy}/${w.slots} busy${w.accepted ? "" : `, refused: ${w.reason}`})`).join(", ")}` : ""}`,
   ];

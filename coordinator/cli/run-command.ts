@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { DEFAULT_TIMEOUT_SECONDS } from "../../shared/defaults.ts";
-import { addCacheFlags, addIterateFlags, addLoadTimeoutFlag, addEngineFlags, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags, type RunFlags } from "./flags.ts";
+import { addCacheFlags, addCassetteFlags, addIterateFlags, addScheduleFlags, addLoadTimeoutFlag, addEngineFlags, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags, type RunFlags } from "./flags.ts";
 import type { CommandContext } from "./io.ts";
 
 /**
@@ -21,7 +21,9 @@ export function addRunCommands(program: Command, ctx: CommandContext): void {
   addEngineFlags(run);
   addStoreFlags(run);
   addIterateFlags(run);
+  addScheduleFlags(run);
   addCacheFlags(run, { shared: false });
+  addCassetteFlags(run);
   addLoadTimeoutFlag(run);
   addProviderFlags(run);
   run.action(async (suite: string | undefined, flags: RunFlags) => {

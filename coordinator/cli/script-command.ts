@@ -1,8 +1,8 @@
 import { Command } from "commander";
-import type { Case } from "../../shared/case.ts";
-import type { JudgeModel } from "../../shared/judge-model.ts";
-import type { McpClientLike } from "../../shared/mcp-client.ts";
-import type { LoadedSuite } from "../../shared/suite.ts";
+import type { Case } from "../../shared/case/case.ts";
+import type { JudgeModel } from "../../shared/case/judge-model.ts";
+import type { McpClientLike } from "../../shared/case/mcp-client.ts";
+import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import { DEFAULT_INLINE_CONCURRENCY, DEFAULT_SUITE_NAME, resolveDefaultTimeout } from "../../shared/defaults.ts";
 import { processEnvironment } from "../../shared/environment.ts";
 import { normalizeEvalSets, type EvalSetsDefinition } from "../../shared/datasets/eval-sets.ts";
@@ -11,11 +11,14 @@ import { ExitCode } from "../run/exit-code.ts";
 import { runConfigFrom } from "./config.ts";
 import { executeRun } from "./execute-run.ts";
 import { addInlineConcurrencyFlag, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags, type RunFlags } from "./flags.ts";
-import { evalFunctionRegistry, type EvalFunctionsDefinition } from "../../shared/eval-functions.ts";
+import { evalFunctionRegistry, type EvalFunctionsDefinition } from "../../shared/case/eval-functions.ts";
 import { unknownEvalFunction } from "../../shared/datasets/dataset.ts";
 import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
+import { redactShapesProblem, type RedactShapes } from "../../shared/redaction/shapes.ts";
+import { useSuiteRedactShapes } from "../../shared/redaction/secrets.ts";
 import { resolveIO, type CliIO } from "./io.ts";
+
 import { inlineRunner } from "./local-runners.ts";
 import { parseAndRun } from "./parse-and-run.ts";
 
@@ -43,12 +46,20 @@ export interface CliOptions extends CliIO {
   evalSets?: EvalSetsDefinition | null;
   /** The run passes when at least this fraction (0-1) of the cases pass (`--pass-threshold` wins). Default: every case must pass. */
   passThreshold?: number | null;
+  /** With `--repeat`: a case passes when at least this fraction (0-1) of its trials pass (`--case-pass-rate` and a case's `passRate` win). Default 1: every trial. */
+  casePassRate?: number | null;
   /** Named evaluation functions (`{ polite: scorer }`) that cases' `evalFunctions` and `--eval-function` refer to. Default none. */
   evalFunctions?: EvalFunctionsDefinition | null;
+  /** Credential shapes redacted from every output: `true` (default), `false`, `{ except: ["jwt"] }` (as `defineSuite({ redactShapes })`). */
+  redactShapes?: RedactShapes | null;
 }
 
-/** Runs `cases` as the script's command line; returns the exit code. */
-export async function runScript(cases: readonly Case[], options: CliOptions = {}): Promise<number> {
+/**
+ * Runs `cases` as the script's command line; returns the exit code.
+ *
+ * @param unknownOption an unknown key of `options` cli() found, with its message: the run stops with a usage error (exit 2). Default none.
+ */
+export async function runScript(cases: readonly Case[], options: CliOptions = {}, unknownOption: { field: string; message: string } | null = null): Promise<number> {
   const io = resolveIO(options);
   const program = new Command("evals")
     .description("Run the eval suite, or a subset with --name/--tag.")
@@ -62,6 +73,11 @@ export async function runScript(cases: readonly Case[], options: CliOptions = {}
   addProviderFlags(program);
   let code: number = ExitCode.Usage;
   program.action(async (flags: RunFlags) => {
+    // An unknown option of cli() (found there, coordinator/cli/script.ts): a usage error, one line.
+    if (unknownOption !== null) throw new EvalfleetError(ErrorCode.Usage, unknownOption.message, { field: unknownOption.field });
+    const shapesProblem = redactShapesProblem(options.redactShapes);
+    if (shapesProblem) throw new EvalfleetError(ErrorCode.Usage, shapesProblem, { field: "redactShapes" });
+    useSuiteRedactShapes(options.redactShapes);
     const config = runConfigFrom({ command: "script", flags, env: processEnvironment(), scriptDb: options.db });
     const suite: LoadedSuite = {
       name: DEFAULT_SUITE_NAME,
@@ -74,6 +90,8 @@ export async function runScript(cases: readonly Case[], options: CliOptions = {}
       evalSets: normalizeEvalSets(options.evalSets),
       evalFunctions: evalFunctionRegistry(options.evalFunctions),
       passThreshold: options.passThreshold ?? null,
+      casePassRate: options.casePassRate ?? null,
+      redactShapes: options.redactShapes ?? true,
     };
     // Cases name the functions `cli(cases, { evalFunctions })` registers (a suite file's are checked when it loads).
     for (const c of cases) for (const name of c.evalFunctions ?? []) if (!suite.evalFunctions!.has(name)) throw new EvalfleetError(ErrorCode.Usage, `case ${pyRepr(c.name)}: evalFunctions: ${unknownEvalFunction(name, [...suite.evalFunctions!.keys()])}`);

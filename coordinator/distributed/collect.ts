@@ -1,12 +1,15 @@
 import type { ConsumerMessages } from "@nats-io/jetstream";
-import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/prices.ts";
-import type { RunEvent } from "../../shared/agent.ts";
+import { applyCasePassRule } from "../../shared/trials/case-pass-rule.ts";
+import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/providers/prices.ts";
+import type { RunEvent } from "../../shared/case/agent.ts";
 import type { Broker } from "../../shared/broker/setup.ts";
 import { RESULTS_STREAM, indexOfSubject, resultSubjectParts, resultSubjects } from "../../shared/broker/subjects.ts";
+import { TrialLedger, deliveryKey, type Delivery } from "../run/trial-ledger.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { CaseResult } from "../../shared/result.ts";
-import { sleep } from "../../shared/sleep.ts";
+import { CaseResult } from "../../shared/result/result.ts";
+import { resultShell } from "../../shared/result/result-shell.ts";
+import { sleep } from "../../shared/process/sleep.ts";
 import type { RunTokens } from "../../shared/wire/case-token.ts";
 import { EventMessageSchema, NATS_PROTOCOL, tryParseJson } from "../../shared/wire/nats.ts";
 import { versionMismatch } from "../../shared/wire/protocol.ts";
@@ -17,8 +20,10 @@ import { checkResultMessage } from "./result-check.ts";
 
 /**
  * Collecting a distributed run's results: tail the results stream (replayed from the start, so a
- * resumed run rebuilds its state), accept the first result per case, and follow the workers' live
- * events (a case started, its run events). Presentation hooks are called here, once per case.
+ * resumed run rebuilds its state), accept the first result per trial of a case (each trial is its
+ * own delivery), fold a case's trials into its one result once its last trial is in (trial-ledger.ts),
+ * and follow the workers' live events (a trial started, its run events). Presentation hooks are
+ * called here, once per case.
  */
 
 /** One decoder for every message, not a new one per result. */
@@ -31,8 +36,10 @@ const CATCH_UP_LIMIT_MS = 30_000;
 
 /** What a {@link RunCollector} tells the run about. */
 export interface CollectListener {
-  /** A case got its result (the first one). */
+  /** A case got its result: its trials folded, exactly once. */
   onAccepted(result: CaseResult): void;
+  /** A trial got its result (the first one), before its case is folded: what it spent counts. Optional. */
+  onTrial?(result: CaseResult): void;
   /** The cases in flight changed (a case started or ended). */
   onInFlightChanged(): void;
   /** A worker is evidently serving the run (its event arrived), whether or not its presence was seen. */
@@ -53,20 +60,39 @@ export interface RunCollectorOptions {
    * up. A result from a worker that is not is not accepted.
    */
   presence: (workerId: string) => boolean | Promise<boolean>;
-  /** Prices by model over the built-in table: each accepted result's cost is filled in (shared/prices.ts). Default: the built-in table. */
+  /** Prices by model over the built-in table: each accepted result's cost is filled in (shared/providers/prices.ts). Default: the built-in table. */
   prices?: PriceTable | null;
+  /** The run's pass rule of a repeated case (shared/trials/case-pass-rule.ts); a case's own `passRate` wins. Default: every trial. */
+  casePassRate?: number | null;
+  /** Trials each case plans first (`--repeat N`, or MIN of `--repeat MIN..MAX`). Default 1. */
+  trials?: number;
+  /**
+   * Asked when a case's planned trials are all in: how many more it needs (adaptive repeats), 0
+   * to fold it now. The new trials are planned here; `onMore` publishes them. Default: fold.
+   */
+  more?: (sel: SelectedCase, trials: readonly CaseResult[]) => number;
+  /** Told of the trials {@link more} planned, to publish them. */
+  onMore?: (deliveries: Delivery[]) => void;
 }
 
-/** Accepts the first result per selected case, from the stream, from events, and from loss records. */
+/** Accepts the first result per trial of a selected case, from the stream, from events, and from loss records. */
 export class RunCollector {
   readonly #prices: PriceTable;
+  readonly #casePassRate: number | null;
   readonly #runId: string;
   readonly #results: ResultCollector;
+  readonly #ledger: TrialLedger;
+  /** Trial results accepted (every case's), for {@link caughtUp}. */
+  #trialsIn = 0;
+  readonly #more: RunCollectorOptions["more"];
+  readonly #onMore: RunCollectorOptions["onMore"];
+  /** Cases whose `onCaseStart` hook ran (at their first trial's start). */
+  readonly #caseStarted = new Set<number>();
   readonly #hooks: SuiteHooks;
   readonly #log: Logger;
   readonly #listener: CollectListener;
-  /** Cases a worker said it started and whose result has not arrived: the worker's id by index. */
-  readonly #started = new Map<number, string>();
+  /** Trials a worker said it started and whose result has not arrived: the worker's id by delivery key. */
+  readonly #started = new Map<string, string>();
   #tail: ConsumerMessages | null = null;
   /** Bad messages are logged once per run and kind, not once each. */
   readonly #logged = new Set<string>();
@@ -80,12 +106,16 @@ export class RunCollector {
   constructor(options: RunCollectorOptions) {
     this.#runId = options.runId;
     this.#results = new ResultCollector(options.selected);
+    this.#ledger = new TrialLedger(options.selected, options.trials ?? 1);
+    this.#more = options.more;
+    this.#onMore = options.onMore;
     this.#hooks = options.hooks;
     this.#log = options.logger;
     this.#listener = options.listener;
     this.#tokens = options.tokens;
     this.#presence = options.presence;
     this.#prices = { ...BUILTIN_PRICES, ...(options.prices ?? {}) };
+    this.#casePassRate = options.casePassRate ?? null;
   }
 
   /** True once every selected case has a result. */
@@ -98,12 +128,12 @@ export class RunCollector {
     return this.#results.size;
   }
 
-  /** Cases started by a worker and not yet reported. */
+  /** Trials started by a worker and not yet reported. */
   get inFlight(): number {
     return this.#started.size;
   }
 
-  /** In-flight cases per worker id. */
+  /** In-flight trials per worker id. */
   busyByWorker(): Map<string, number> {
     const busy = new Map<string, number>();
     for (const w of this.#started.values()) busy.set(w, (busy.get(w) ?? 0) + 1);
@@ -125,6 +155,21 @@ export class RunCollector {
     return this.#results.missing();
   }
 
+  /** Whether a trial of the case at a declaration index has its result (or its case is folded). */
+  hasTrial(index: number, trial: number): boolean {
+    return this.#ledger.has(index, trial) || this.#results.has(index);
+  }
+
+  /** Whether a trial is planned for a selected case. */
+  isPlanned(index: number, trial: number): boolean {
+    return this.#ledger.isPlanned(index, trial);
+  }
+
+  /** The planned trials still without a result, in declaration then trial order. */
+  missingTrials(): Array<Delivery & { sel: SelectedCase }> {
+    return this.#ledger.missing().filter((d) => !this.#results.has(d.index));
+  }
+
   /** Starts tailing the run's results: every stored one first (in stream order), then each as it arrives. */
   async tail(broker: Broker): Promise<void> {
     const consumer = await broker.js.consumers.get(RESULTS_STREAM, { filter_subjects: resultSubjects(this.#runId) });
@@ -140,12 +185,12 @@ export class RunCollector {
     const until = Date.now() + CATCH_UP_LIMIT_MS;
     for (;;) {
       const info = await broker.jsm.streams.info(RESULTS_STREAM, { subjects_filter: resultSubjects(this.#runId) });
-      // Only the subjects sealed with their case's token hold results that can be accepted.
+      // Only the subjects sealed with their trial's token hold results that can be accepted.
       const stored = Object.keys(info.state.subjects ?? {}).filter((s) => {
         const parts = resultSubjectParts(s);
-        return parts !== null && this.#results.selectedAt(parts.index) !== undefined && parts.seal === this.#tokens.seal(parts.index);
+        return parts !== null && this.#ledger.isPlanned(parts.index, parts.trial) && parts.seal === this.#tokens.seal(parts.index, parts.trial);
       }).length;
-      if ((this.#results.size >= stored && this.#checking === 0) || Date.now() > until) return;
+      if ((this.#trialsIn >= stored && this.#checking === 0) || Date.now() > until) return;
       await sleep(50);
     }
   }
@@ -171,17 +216,17 @@ export class RunCollector {
     if (check.kind === "spoiled") {
       if (check.version) this.#logOnce("version", subject, `disposing of result messages of another protocol version (said once per run): ${check.why}`);
       else this.#log.warn({ subject }, `disposing of a bad result: ${check.why}`);
-      this.#spoil(check.index, check.why, check.version ? "result of another protocol version" : "bad result message");
+      this.#spoil(check.index, check.trial, check.why, check.version ? "result of another protocol version" : "bad result message");
       return;
     }
     const m = check.message;
     const present = this.#presence(m.workerId);
-    if (present === true) this.accept(CaseResult.fromData(m.result), `result from ${m.workerId}`);
-    else if (present === false) this.#absent(m.index, m.workerId, subject);
+    if (present === true) this.accept(CaseResult.fromData(m.result), `result from ${m.workerId}`, m.trial);
+    else if (present === false) this.#absent(m.index, m.trial, m.workerId, subject);
     else {
       this.#checking++;
       void present
-        .then((yes) => (yes ? this.accept(CaseResult.fromData(m.result), `result from ${m.workerId}`) : this.#absent(m.index, m.workerId, subject)))
+        .then((yes) => (yes ? this.accept(CaseResult.fromData(m.result), `result from ${m.workerId}`, m.trial) : this.#absent(m.index, m.trial, m.workerId, subject)))
         .catch((err) => this.#log.warn({ subject, err: errorMessage(err) }, "could not check a result's worker; the case waits for reconciliation"))
         .finally(() => this.#checking--);
     }
@@ -192,17 +237,17 @@ export class RunCollector {
     return this.#dropped;
   }
 
-  /** A sealed result from a worker that is not present in the run: it holds the case's subject, so the case records why. */
-  #absent(index: number, workerId: string, subject: string): void {
+  /** A sealed result from a worker that is not present in the run: it holds the trial's subject, so the trial records why. */
+  #absent(index: number, trial: number, workerId: string, subject: string): void {
     const why = `result from worker ${workerId}, which is not present in the run`;
     this.#logOnce("absent", subject, `disposing of results from workers not present in the run (said once per run): ${why}`);
-    this.#spoil(index, why, "result from a worker not present in the run");
+    this.#spoil(index, trial, why, "result from a worker not present in the run");
   }
 
-  /** Records `why` as the result of the case at `index`, unless it has one. */
-  #spoil(index: number, why: string, source: string): void {
+  /** Records `why` as the result of a trial of the case at `index`, unless it has one. */
+  #spoil(index: number, trial: number, why: string, source: string): void {
     const sel = this.#results.selectedAt(index);
-    if (sel && !this.#results.has(sel.index)) this.accept(this.errorResult(sel, `worker: ${why}`, 1), source);
+    if (sel && !this.hasTrial(sel.index, trial)) this.accept(this.errorResult(sel, `worker: ${why}`, 1), source, trial);
   }
 
   /** A live event: a case started on a worker, or one of its run events (for `-v`). Disposable: a bad one is dropped. */
@@ -217,40 +262,67 @@ export class RunCollector {
     if (parsed.data.runId !== this.#runId || indexOfSubject(subject) !== parsed.data.index) return;
     const e = parsed.data;
     const sel = this.#results.selectedAt(e.index);
-    if (!sel || this.#results.has(e.index)) return;
+    if (!sel || this.hasTrial(e.index, e.trial) || !this.#ledger.isPlanned(e.index, e.trial)) return;
     this.#listener.onWorkerActive();
     if (e.kind === "started") {
-      if (this.#started.get(e.index) === e.workerId) return;
-      const first = !this.#started.has(e.index);
-      this.#started.set(e.index, e.workerId);
+      const key = deliveryKey(e.index, e.trial);
+      if (this.#started.get(key) === e.workerId) return;
+      this.#started.set(key, e.workerId);
       this.#listener.onInFlightChanged();
-      if (!first) return;
+      // The case starts once, at its first trial's start.
+      if (this.#caseStarted.has(e.index)) return;
+      this.#caseStarted.add(e.index);
       if (this.#hooks.onCaseStart) callSyncHook("onCaseStart", () => this.#hooks.onCaseStart!(sel.case), (m) => this.#log.warn({ index: e.index }, m));
     } else if (e.event && this.#hooks.onRunEvent) {
       callSyncHook("onRunEvent", () => this.#hooks.onRunEvent!(sel.case, e.event as RunEvent), (m) => this.#log.warn({ index: e.index }, m));
     }
   }
 
-  /** Offers a result; the first per case wins, and the case's `onCaseEnd` hook runs for it. */
-  accept(result: CaseResult, source: string): void {
+  /**
+   * Offers a trial's result (trial 1 by default); the first per trial wins. Once the case's last
+   * planned trial is in and no more are wanted, its trials are folded and the case's `onCaseEnd`
+   * hook runs for the folded result.
+   */
+  accept(result: CaseResult, source: string, trial = 1): void {
     // Costs from the price table, here where the results are collected (workers need no prices).
     result.usage = priceUsage(result.usage, this.#prices);
-    const outcome = this.#results.add(result);
-    if (outcome !== "accepted") {
-      if (outcome === "unknown") this.#log.warn({ index: result.index, name: result.name }, `ignoring a ${source} for an unknown case`);
+    const sel = this.#results.selectedAt(result.index);
+    const outcome = this.#ledger.record(trial, result, (trials) => this.#wantsNoMore(sel!, trials));
+    if (outcome.kind !== "accepted") {
+      if (outcome.kind === "unknown") this.#log.warn({ index: result.index, name: result.name, trial }, `ignoring a ${source} for an unknown case or trial`);
       return;
     }
-    if (this.#started.delete(result.index)) this.#listener.onInFlightChanged();
+    this.#trialsIn++;
+    if (this.#started.delete(deliveryKey(result.index, trial))) this.#listener.onInFlightChanged();
+    // The case first: its last trial completing the run is not then taken for a budget's stop.
+    if (outcome.folded) this.#acceptCase(outcome.folded);
+    this.#listener.onTrial?.(result);
+  }
+
+  /** Whether a case whose planned trials are in is done (else its next trials are planned and published). */
+  #wantsNoMore(sel: SelectedCase, trials: readonly CaseResult[]): boolean {
+    const more = this.#more?.(sel, trials) ?? 0;
+    if (more <= 0) return true;
+    const next = this.#ledger.extend(sel.index, more);
+    // Published after this result is recorded (the new trials are planned already).
+    queueMicrotask(() => this.#onMore?.(next));
+    return false;
+  }
+
+  /** A case's folded result: the first per case wins; its `onCaseEnd` hook runs for it; `tell`: the listener hears of it. */
+  #acceptCase(result: CaseResult, tell = true): void {
+    if (this.#results.add(result) !== "accepted") return;
     const sel = this.#results.selectedAt(result.index)!;
+    // The pass rule where the result is collected, before its hook and every report read `passed`.
+    applyCasePassRule(result, sel.case.passRate, this.#casePassRate);
     if (this.#hooks.onCaseEnd) callSyncHook("onCaseEnd", () => this.#hooks.onCaseEnd!(sel.case, result), (m) => result.addError(m));
-    this.#listener.onAccepted(result);
+    if (tell) this.#listener.onAccepted(result);
   }
 
   /** A result for a case that has none of its own (lost, or its result spoiled): `error`, after `attempts` deliveries; an `infra` failure. */
   errorResult(sel: SelectedCase, error: string, attempts: number): CaseResult {
-    const result = new CaseResult({ name: sel.case.name, tags: sel.case.tags, index: sel.index });
-    if (sel.case.team) result.teamId = sel.case.componentId;
-    else result.agentId = sel.case.componentId;
+    // From the shell every side builds results from, so it names its case as they do (a dataset row's id too).
+    const result = resultShell(sel.case, sel.index);
     result.attempts = attempts;
     result.addError(error, "infra");
     return result;
@@ -263,8 +335,20 @@ export class RunCollector {
     this.#log.warn({ subject }, line);
   }
 
-  /** Every case in declaration order; one without a result is skipped with `skipReason` (and told to `onCaseEnd`). */
+  /**
+   * Every case in declaration order; one without a result is skipped with `skipReason` (and told
+   * to `onCaseEnd`). A case some of whose trials ran is folded with the others skipped.
+   */
   finish(skipReason: string): CaseResult[] {
+    for (const s of this.#results.missing()) {
+      if (this.#ledger.received(s.index) === 0) continue;
+      this.#acceptCase(this.#ledger.foldPartial(s.index, () => {
+        const r = resultShell(s.case, s.index);
+        r.skipped = true;
+        r.error = `skipped: ${skipReason}`;
+        return r;
+      }), false);
+    }
     const results = this.#results.finish(skipReason);
     if (this.#hooks.onCaseEnd) {
       for (const r of results) {

@@ -1,29 +1,27 @@
-import { randomUUID } from "node:crypto";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import { SuiteResult, type CaseResult } from "../../shared/result.ts";
-import type { LoadedSuite } from "../../shared/suite.ts";
+import { SuiteResult, type CaseResult } from "../../shared/result/result.ts";
+import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import { EvalfleetError, ErrorCode, errorMessage } from "../../shared/errors.ts";
 import { openBroker, openRunKeys, type Broker } from "../../shared/broker/setup.ts";
 import { decodeSelection } from "../../shared/wire/case-selection.ts";
 import { connectNats, processLabel, type NatsSettings } from "../../shared/broker/connection.ts";
 import { silentLogger, type Logger } from "../../shared/logger.ts";
 import { round3 } from "../../shared/py-format.ts";
-import { sleep } from "../../shared/sleep.ts";
+import { sleep } from "../../shared/process/sleep.ts";
 import { CASES_STREAM, assertRunId, caseSubjects, eventSubjects, maxDeliveriesAdvisory, runConsumer } from "../../shared/broker/subjects.ts";
 import { isFinishedPhase, type RunManifest, type RunRecordPhase } from "../../shared/wire/nats.ts";
-import type { SuiteHooks } from "../../shared/hooks.ts";
 import { DEFAULT_BROKER_TIMEOUT_SECONDS, DEFAULT_CANCEL_GRACE_SECONDS, DEFAULT_RECONCILE_SECONDS, DEFAULT_WAIT_FOR_WORKERS_SECONDS } from "../../shared/defaults.ts";
 import { RunStateMachine } from "../run/state.ts";
 import { endedCancelled, SUITE_ABORTED_REASON } from "../run/dispatch-loop.ts";
-import { CANCELLED_BEFORE_START_ERROR } from "../../shared/result-shell.ts";
-import { selectCases, type SelectedCase, type Selector } from "../run/select.ts";
+import { CANCELLED_BEFORE_START_ERROR } from "../../shared/result/result-shell.ts";
+import { selectCases, type SelectedCase } from "../run/select.ts";
 import { checkPassThreshold, checkRepeat, checkScoringMethod } from "../run/policy.ts";
-import { checkRunEvalFunctions } from "../../shared/eval-functions.ts";
-import type { ScoringMethod } from "../../shared/defaults.ts";
+import { checkRunEvalFunctions } from "../../shared/case/eval-functions.ts";
 import type { RunTokens } from "../../shared/wire/case-token.ts";
 import { RunCollector } from "./collect.ts";
 import { ensureResponseCacheBucket } from "../../shared/broker/response-cache-bucket.ts";
-import { createRun, ensureRunConsumer, newManifest, publishCases, queuedCaseIndexes, refuseExistingRun } from "./publish.ts";
+import { createRun, ensureRunConsumer, newManifest, publishCases, queuedDeliveries, refuseExistingRun, trialsOf } from "./publish.ts";
+import { deliveryKey } from "../run/trial-ledger.ts";
 import { LostCases } from "./reconcile.ts";
 import { establishRunKey, readRunKey } from "./run-key.ts";
 import { readCancel, readManifest, readRunState, requestCancel } from "./run-records.ts";
@@ -31,10 +29,9 @@ import { RunStateWriter } from "./run-state-writer.ts";
 import { watchBrokerLoss, watchCancelKey, watchDeadline, watchSignal, type StopWatching } from "./watchers.ts";
 import { WorkerRoster } from "./workers.ts";
 import { PermitServer } from "./permit-server.ts";
+import { newRunId, type DistributedOutcome, type DistributedRunOptions } from "./distributed-options.ts";
 import { StartGateServer } from "./start-gate-server.ts";
-import { BUDGET_EXHAUSTED, BudgetMeter, hasBudget, type Budget } from "../../shared/budget.ts";
-import type { PriceTable } from "../../shared/prices.ts";
-import type { LimitTable } from "../../shared/limits/limit-spec.ts";
+import { BUDGET_EXHAUSTED, BudgetMeter, hasBudget } from "../../shared/providers/budget.ts";
 
 /**
  * The distributed run's lifecycle, as a named state machine (coordinator/run/state.ts):
@@ -49,83 +46,7 @@ import type { LimitTable } from "../../shared/limits/limit-spec.ts";
  * (run-records.ts).
  */
 
-/** Options of {@link runDistributed} and {@link resumeDistributed}. */
-export interface DistributedRunOptions extends SuiteHooks, Selector {
-  nats: NatsSettings;
-  /** Default: a new id (time + random), told through `onRunId` first. */
-  runId?: string | null;
-  /** The selected cases when the caller has made the selection already (the command line); default: selected here from the selector options. */
-  selected?: readonly SelectedCase[] | null;
-  /** Seconds for cases that set none; default: the suite's, then 120. */
-  defaultTimeout?: number | null;
-  /** Seconds, the setup bound of cases that set none; default: the suite's, then 60 (a resumed run keeps its own). */
-  setupTimeout?: number | null;
-  /** Seconds, the teardown bound of cases that set none; default: the suite's, then 60 (a resumed run keeps its own). */
-  teardownTimeout?: number | null;
-  /** Largest output a worker keeps on a result, in bytes. Default 256 KiB (a resumed run keeps its own). */
-  maxOutputBytes?: number;
-  /** Keep each case's transcript within this many bytes, published with its result (a recorded run). Default 0: none. */
-  maxTranscriptBytes?: number;
-  /** The response cache of the workers' model calls: each worker's folder, or the fleet's shared bucket. Default none. */
-  cache?: { kind: "local" | "shared"; ttlSeconds: number } | null;
-  /** Give up (exit 3) when no compatible worker has joined within this many seconds. Default 60. */
-  waitForWorkersSeconds?: number;
-  /** Deliveries per case before it is recorded as lost. Default 3. */
-  maxAttempts?: number;
-  /** Whole-run budget in seconds: when it passes, the run is cancelled. Default: none. */
-  deadlineSeconds?: number | null;
-  /** Seconds before an unacknowledged case is redelivered (workers extend it while a case runs). Default 30. */
-  ackWaitSeconds?: number;
-  /** After a cancel, seconds in-flight cases get to report before the report is final. Default 15. */
-  cancelGraceSeconds?: number;
-  /** Seconds the broker may be unreachable before the run is given up (exit 3). Default 30. */
-  brokerLossSeconds?: number;
-  /** Ask workers to stream run events (for `-v`). Default false. */
-  forwardEvents?: boolean;
-  /** Runs per case (`--repeat`); workers run every repeat of a case they take. Default 1 (a resumed run keeps its own). */
-  repeat?: number;
-  /** Retries of a case whose failure is `infra` (`--retries`), on the worker that ran it. Default 0 (a resumed run keeps its own). */
-  retries?: number;
-  /**
-   * Provider limits by key, merged (suite, `EVALFLEET_LIMITS`, `--limit`), enforced across every
-   * worker by this coordinator's permits (permit-server.ts). Default: the suite's (a resumed run: its manifest's).
-   */
-  limits?: LimitTable | null;
-  /** Prices by model over the built-in table (the suite's). Default: the suite's. */
-  prices?: PriceTable | null;
-  /** `--budget-usd` / `--budget-tokens`: once spent, the run stops like `--deadline` (`skipped: budget exhausted`, exit 3). Default none. */
-  budget?: Budget | null;
-  /** Names of the suite's evaluation functions that grade every case after its own (`--eval-function`). Default none (a resumed run keeps its own). */
-  evalFunctions?: readonly string[] | null;
-  /** A scoring method replacing every case's expected-output method (`--scoring-method`). Default: the cases' own (a resumed run keeps its own). */
-  scoringMethod?: ScoringMethod | null;
-  /** The run passes when at least this fraction (0-1) of the cases pass. Default: the suite's (a resumed run: the one it was started with). */
-  passThreshold?: number | null;
-  /** Seconds between reconciliations (lost cases). Default 5. */
-  reconcileSeconds?: number;
-  /** Cancels the run (SIGINT, SIGTERM). */
-  signal?: AbortSignal | null;
-  logger?: Logger;
-  /** Told the run id before anything is published. */
-  onRunId?: (runId: string) => void;
-  /** One-line notes for the console (a worker joined, a refusal, cancelling). */
-  onNote?: (line: string) => void;
-  /** Which workers are busy: in-flight cases per worker, and how many workers joined. */
-  onWorkers?: (busy: ReadonlyMap<string, number>, joined: number) => void;
-}
-
-/** A distributed run's outcome: the results, and whether the run finished or why not. */
-export interface DistributedOutcome {
-  suite: SuiteResult;
-  runId: string;
-  /** Set when the run is incomplete for reasons outside the agents (exit 3). */
-  incomplete: string | null;
-}
-
-/** A new run id: sortable by time, unique, one subject token. */
-export function newRunId(): string {
-  return `${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
-}
+export { newRunId, type DistributedOutcome, type DistributedRunOptions } from "./distributed-options.ts";
 
 /** Starts a new run of `suite` and follows it to the end. */
 export async function runDistributed(suite: LoadedSuite, options: DistributedRunOptions): Promise<DistributedOutcome> {
@@ -247,14 +168,18 @@ class DistributedRun {
       tokens,
       presence: (workerId) => this.#roster.present(broker, runId, workerId),
       prices: options.prices ?? suite.prices ?? null,
+      casePassRate: options.casePassRate ?? null,
+      // Each trial is its own delivery: the collector folds a case once its trials are in.
+      trials: resume ? resume.repeat : checkRepeat(options.repeat),
       listener: {
         onAccepted: (result) => this.#onAccepted(result),
+        onTrial: (result) => this.#onTrial(result),
         onInFlightChanged: () => this.#reportWorkers(),
         onWorkerActive: () => this.#roster.markActive(),
       },
     });
     this.#roster = new WorkerRoster({ onNote: options.onNote, onJoined: () => this.#reportWorkers() });
-    this.#state = new RunStateWriter(broker, runId, selected.length, this.#log);
+    this.#state = new RunStateWriter(broker, runId, selected.length, this.#log, options.etaSeconds ?? null);
   }
 
   /** Runs the lifecycle to its end; the connection is closed whatever happens. */
@@ -359,8 +284,8 @@ class DistributedRun {
   /** Publishes the cases without a result; on resume, also skips those still queued. */
   async #publish(manifest: RunManifest): Promise<void> {
     await this.#putState("publishing");
-    const queued = this.#resumeManifest ? await queuedCaseIndexes(this.#broker, this.#runId) : new Set<number>();
-    const todo = this.#selected.filter((s) => !this.#collector.has(s.index) && !queued.has(s.index));
+    const queued = this.#resumeManifest ? await queuedDeliveries(this.#broker, this.#runId) : new Set<string>();
+    const todo = trialsOf(this.#selected, manifest.repeat).filter((d) => !this.#collector.hasTrial(d.sel.index, d.trial) && !queued.has(deliveryKey(d.sel.index, d.trial)));
     this.#state.startHeartbeat();
     const published = await publishCases(this.#broker, manifest, this.#tokens, todo, () => this.#machine.stopping);
     this.#log.info({ published }, "cases published");
@@ -392,13 +317,13 @@ class DistributedRun {
       this.#requestStop(`${SUITE_ABORTED_REASON} (case '${result.name}')`);
       return;
     }
-    // The budget is spent: the run stops like at its deadline.
-    if (this.#meter?.add(result.usage) && this.#cancelReason === null && !this.#collector.complete) {
-      this.#requestStop(BUDGET_EXHAUSTED);
-      return;
-    }
     if (this.#collector.complete) this.#finish(this.#cancelReason);
     else if (this.#machine.state === "cancelling" && this.#collector.inFlight === 0) this.#finish(this.#cancelReason);
+  }
+
+  /** A trial got its result: what it spent counts (the budget is spent: the run stops like at its deadline). */
+  #onTrial(result: CaseResult): void {
+    if (this.#meter?.add(result.usage) && this.#cancelReason === null && !this.#collector.complete) this.#requestStop(BUDGET_EXHAUSTED);
   }
 
   #reportWorkers(): void {
@@ -496,6 +421,8 @@ class DistributedRun {
         passThreshold: this.#policy.passThreshold,
         budget: this.#meter ? { ...this.#meter.budget, exhausted: this.#cancelReason === BUDGET_EXHAUSTED } : null,
         repeat: this.#policy.repeat,
+        casePassRate: this.#o.casePassRate ?? null,
+        ...(this.#o.confidence === undefined ? {} : { confidence: this.#o.confidence }),
       }),
     };
   }

@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Broker } from "../../shared/broker/setup.ts";
 import { limitAcquireSubject, limitReleaseSubject, runKeys } from "../../shared/broker/subjects.ts";
-import type { LimitTable } from "../../shared/limits/limit-spec.ts";
-import type { KeySnapshot } from "../../shared/limits/limiter-core.ts";
-import { LocalLimiter } from "../../shared/limits/local-limiter.ts";
+import type { LimitTable } from "../../shared/providers/limit-spec.ts";
+import type { KeySnapshot } from "../../shared/providers/limiter-core.ts";
+import { LocalLimiter } from "../../shared/providers/local-limiter.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { redactJson } from "../../shared/secrets.ts";
+import { redactJson } from "../../shared/redaction/secrets.ts";
 import { PermitReleaseSchema, PermitRequestSchema, type PermitReply } from "../../shared/wire/limits.ts";
 import { tryParseJson } from "../../shared/wire/nats.ts";
 

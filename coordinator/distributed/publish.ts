@@ -1,27 +1,42 @@
 import { Attr, SpanKind, SpanNames, endSpan, startSpan, traceparentOf } from "../../shared/tracing/spans.ts";
 import { isAbsolute, relative } from "node:path";
-import type { LimitTable } from "../../shared/limits/limit-spec.ts";
+import type { LimitTable } from "../../shared/providers/limit-spec.ts";
 import { AckPolicy, DeliverPolicy, type ConsumerConfig } from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import type { Broker } from "../../shared/broker/setup.ts";
 import { isAlreadyTaken, isConsumerNotFound } from "../../shared/broker/api-codes.ts";
 import { processLabel } from "../../shared/broker/connection.ts";
-import { CASES_STREAM, caseMsgId, caseSubject, caseSubjects, indexOfSubject, runConsumer, runKeys } from "../../shared/broker/subjects.ts";
+import { CASES_STREAM, caseMsgId, caseSubject, caseSubjects, deliveryOfSubject, runConsumer, runKeys } from "../../shared/broker/subjects.ts";
 import { EvalfleetError, ErrorCode, errorMessage } from "../../shared/errors.ts";
-import { sleep } from "../../shared/sleep.ts";
-import type { LoadedSuite } from "../../shared/suite.ts";
+import { sleep } from "../../shared/process/sleep.ts";
+import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import { encodeSelection } from "../../shared/wire/case-selection.ts";
 import type { RunTokens } from "../../shared/wire/case-token.ts";
 import { NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../../shared/wire/nats.ts";
 import { DEFAULT_ACK_WAIT_SECONDS, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_OUTPUT_KB, DEFAULT_TIMEOUT_SECONDS, resolveDefaultTimeout, resolveHookTimeouts, type ScoringMethod } from "../../shared/defaults.ts";
 import { checkPassThreshold, checkRepeat } from "../run/policy.ts";
 import type { SelectedCase } from "../run/select.ts";
-import { hasBudget, type Budget } from "../../shared/budget.ts";
+import { deliveryKey } from "../run/trial-ledger.ts";
+import { hasBudget, type Budget } from "../../shared/providers/budget.ts";
 
 /**
  * Putting a run on the broker: its manifest, the run's durable consumer on the cases stream, and
- * one message per selected case (msg id `<run>:<index>`, so a republished case is deduplicated).
+ * one message per trial of each selected case (msg id `<run>:<index>` for trial 1, `<run>:<index>:t<trial>`
+ * after, so a republished trial is deduplicated): each trial is its own delivery, so the trials of
+ * one case run on many workers at once.
  */
+
+/** One trial of one selected case, to publish. */
+export interface TrialToPublish {
+  sel: SelectedCase;
+  /** 1-based. */
+  trial: number;
+}
+
+/** Trials 1..`trials` of every case, case by case (a case's trials go out together, so its result folds early). */
+export function trialsOf(cases: readonly SelectedCase[], trials: number): TrialToPublish[] {
+  return cases.flatMap((sel) => Array.from({ length: trials }, (_, i) => ({ sel, trial: i + 1 })));
+}
 
 /** Cases published at once (each waits for its PubAck), in messages. */
 const PUBLISH_WINDOW_MESSAGES = 256;
@@ -164,22 +179,22 @@ export async function ensureRunConsumer(broker: Broker, manifest: RunManifest): 
   }
 }
 
-/** The indexes of the run's cases still stored on the cases stream (queued or in flight). */
-export async function queuedCaseIndexes(broker: Broker, runId: string): Promise<Set<number>> {
-  const queued = new Set<number>();
+/** The trials of the run's cases still stored on the cases stream (queued or in flight), by `deliveryKey`. */
+export async function queuedDeliveries(broker: Broker, runId: string): Promise<Set<string>> {
+  const queued = new Set<string>();
   const info = await broker.jsm.streams.info(CASES_STREAM, { subjects_filter: caseSubjects(runId) });
   for (const subject of Object.keys(info.state.subjects ?? {})) {
-    const i = indexOfSubject(subject);
-    if (i !== null) queued.add(i);
+    const d = deliveryOfSubject(subject);
+    if (d !== null) queued.add(deliveryKey(d.index, d.trial));
   }
   return queued;
 }
 
 /**
- * Publishes one message per case, {@link PUBLISH_WINDOW_MESSAGES} at a time, until done or
+ * Publishes one message per trial, {@link PUBLISH_WINDOW_MESSAGES} at a time, until done or
  * `stopping()` says the run is being cancelled. Returns how many were published.
  */
-export async function publishCases(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly SelectedCase[], stopping: () => boolean): Promise<number> {
+export async function publishCases(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly TrialToPublish[], stopping: () => boolean): Promise<number> {
   const runId = manifest.runId;
   let published = 0;
   // With tracing on, one span for the publishing, under the run's; every case message carries it.
@@ -195,20 +210,20 @@ export async function publishCases(broker: Broker, manifest: RunManifest, tokens
   return published;
 }
 
-async function publishWindows(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly SelectedCase[], stopping: () => boolean, traceparent: string | null): Promise<number> {
+async function publishWindows(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly TrialToPublish[], stopping: () => boolean, traceparent: string | null): Promise<number> {
   const runId = manifest.runId;
   let published = 0;
   for (let i = 0; i < cases.length && !stopping(); i += PUBLISH_WINDOW_MESSAGES) {
     await Promise.all(
-      cases.slice(i, i + PUBLISH_WINDOW_MESSAGES).map(async (s) => {
-        const msg: CaseMessage = { v: NATS_PROTOCOL, runId, index: s.index, name: s.case.name, fingerprint: manifest.suite.fingerprint, token: tokens.token(s.index), ...(traceparent ? { traceparent } : {}) };
+      cases.slice(i, i + PUBLISH_WINDOW_MESSAGES).map(async ({ sel: s, trial }) => {
+        const msg: CaseMessage = { v: NATS_PROTOCOL, runId, index: s.index, trial, name: s.case.name, fingerprint: manifest.suite.fingerprint, token: tokens.token(s.index, trial), ...(traceparent ? { traceparent } : {}) };
         for (let tries = 1; ; tries++) {
           try {
-            await broker.publisher.publish(caseSubject(runId, s.index), JSON.stringify(msg), { msgId: caseMsgId(runId, s.index) });
+            await broker.publisher.publish(caseSubject(runId, s.index, trial), JSON.stringify(msg), { msgId: caseMsgId(runId, s.index, trial) });
             published++;
             return;
           } catch (err) {
-            if (tries >= PUBLISH_ATTEMPTS) throw new EvalfleetError(ErrorCode.BrokerUnreachable, `cannot publish case ${s.index}: ${errorMessage(err)}`);
+            if (tries >= PUBLISH_ATTEMPTS) throw new EvalfleetError(ErrorCode.BrokerUnreachable, `cannot publish case ${s.index} (trial ${trial}): ${errorMessage(err)}`);
             await sleep(200 * 2 ** tries);
           }
         }

@@ -6,7 +6,7 @@ import { errorMessage } from "../../shared/errors.ts";
 import { silentLogger, type Logger } from "../../shared/logger.ts";
 import { CASES_STREAM, runConsumer, runKeys } from "../../shared/broker/subjects.ts";
 import { RunManifestSchema, RunStateSchema, tryParseJson } from "../../shared/wire/nats.ts";
-import { HealthServer, type HealthCheck, type JsonAnswer } from "../../shared/health-server.ts";
+import { HealthServer, type HealthCheck, type JsonAnswer } from "../../shared/process/health-server.ts";
 
 /**
  * `evalfleet queue-metrics`: how many cases of one suite's runs are queued and in flight, for an

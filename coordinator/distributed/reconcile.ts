@@ -1,5 +1,5 @@
 import type { Broker } from "../../shared/broker/setup.ts";
-import { CASES_STREAM, RESULTS_STREAM, caseSubject, indexOfSubject, resultSubject, runConsumer } from "../../shared/broker/subjects.ts";
+import { CASES_STREAM, RESULTS_STREAM, caseSubject, deliveryOfSubject, resultSubject, runConsumer } from "../../shared/broker/subjects.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { tryParseJson } from "../../shared/wire/nats.ts";
@@ -7,8 +7,9 @@ import type { RunTokens } from "../../shared/wire/case-token.ts";
 import type { RunCollector } from "./collect.ts";
 
 /**
- * Lost cases: a case whose deliveries are used up (its workers kept dying under it) will never get
- * a result, so it is recorded as an error result naming the cause. They are found two ways: the
+ * Lost cases: a trial of a case whose deliveries are used up (its workers kept dying under it) will
+ * never get a result, so it is recorded as an error result naming the cause (each trial is its own
+ * delivery: one lost trial is one infra trial of its case, the others still count). They are found two ways: the
  * server's max-deliveries advisory, and a periodic reconciliation that catches what the advisory
  * missed (a core message, lost while the coordinator was disconnected).
  */
@@ -32,6 +33,8 @@ export interface LostCasesOptions {
   maxAttempts: number;
   /** Whether the run is collecting (reconciliation waits for the cases to be published, and stops at a cancel). */
   collecting: () => boolean;
+  /** Whether a planned trial is still being published (adaptive repeats' next batch). Default: none is. */
+  publishing?: (index: number, trial: number) => boolean;
   logger: Logger;
 }
 
@@ -57,9 +60,9 @@ export class LostCases {
     if (!advisory?.stream_seq) return;
     try {
       const stored = await this.#o.broker.jsm.streams.getMessage(CASES_STREAM, { seq: advisory.stream_seq });
-      const index = stored ? indexOfSubject(stored.subject) : null;
-      if (index === null) return;
-      await this.#recordLost(index, advisory.deliveries ?? this.#o.maxAttempts, advisory.stream_seq);
+      const delivery = stored ? deliveryOfSubject(stored.subject) : null;
+      if (delivery === null) return;
+      await this.#recordLost(delivery.index, delivery.trial, advisory.deliveries ?? this.#o.maxAttempts, advisory.stream_seq);
     } catch (err) {
       this.#o.logger.warn({ err: errorMessage(err) }, "could not process a max-deliveries advisory; reconciliation will catch the case");
     }
@@ -76,27 +79,29 @@ export class LostCases {
     }
     // A case handed back with a delay may be briefly counted nowhere: require two quiet rounds in a row.
     if (++this.#quietRounds < 2) return;
-    for (const s of collector.missing()) {
-      const queued = await broker.jsm.streams.getMessage(CASES_STREAM, { last_by_subj: caseSubject(runId, s.index) }).catch(() => null);
+    for (const d of collector.missingTrials()) {
+      // The next batch of an adaptive case may be planned and not yet published: not lost.
+      if (this.#o.publishing?.(d.index, d.trial)) continue;
+      const queued = await broker.jsm.streams.getMessage(CASES_STREAM, { last_by_subj: caseSubject(runId, d.index, d.trial) }).catch(() => null);
       // Nothing pending or in flight, yet the message is still stored: the server gave up on it.
-      await this.#recordLost(s.index, this.#o.maxAttempts, queued ? queued.seq : null);
+      await this.#recordLost(d.index, d.trial, this.#o.maxAttempts, queued ? queued.seq : null);
     }
   }
 
-  /** Records a case whose deliveries are used up, unless its result has arrived after all. */
-  async #recordLost(index: number, deliveries: number, seq: number | null): Promise<void> {
+  /** Records a trial whose deliveries are used up, unless its result has arrived after all. */
+  async #recordLost(index: number, trial: number, deliveries: number, seq: number | null): Promise<void> {
     const { broker, runId, collector } = this.#o;
     const sel = collector.selectedAt(index);
-    if (!sel || collector.has(index)) return;
-    const stored = await broker.jsm.streams.getMessage(RESULTS_STREAM, { last_by_subj: resultSubject(runId, index, this.#o.tokens.seal(index)) }).catch(() => null);
+    if (!sel || collector.hasTrial(index, trial) || !collector.isPlanned(index, trial)) return;
+    const stored = await broker.jsm.streams.getMessage(RESULTS_STREAM, { last_by_subj: resultSubject(runId, index, this.#o.tokens.seal(index, trial), trial) }).catch(() => null);
     if (stored) {
       collector.onResult(stored.data, stored.subject);
       return;
     }
     const result = collector.errorResult(sel, lostCaseError(deliveries), deliveries);
     this.#lost++;
-    this.#o.logger.warn({ index, deliveries }, "case lost after all deliveries");
+    this.#o.logger.warn({ index, trial, deliveries }, "case lost after all deliveries");
     if (seq !== null) await broker.jsm.streams.deleteMessage(CASES_STREAM, seq).catch(() => undefined);
-    collector.accept(result, "loss record");
+    collector.accept(result, "loss record", trial);
   }
 }

@@ -25,8 +25,8 @@ export type ResultCheck =
   | { kind: "ok"; message: ResultMessage }
   /** Dropped: it does not prove the delivery of a case of this run. */
   | { kind: "drop"; drop: DropKind; why: string }
-  /** On the case's sealed subject but unusable: `why` is recorded as the case's result. */
-  | { kind: "spoiled"; index: number; why: string; version: boolean };
+  /** On the trial's sealed subject but unusable: `why` is recorded as the trial's result. */
+  | { kind: "spoiled"; index: number; trial: number; why: string; version: boolean };
 
 /** What a result message is checked against. */
 export interface ResultCheckContext {
@@ -48,26 +48,32 @@ export function checkResultMessage(data: Uint8Array, subject: string, context: R
   const name = parts ? context.nameAt(parts.index) : undefined;
   if (!parts || name === undefined) return { kind: "drop", drop: "not-a-case", why: "its subject names no case of this run" };
   const raw = tryParseJson(utf8.decode(data));
-  if (parts.seal !== context.tokens.seal(parts.index)) {
+  const trial = parts.trial;
+  if (parts.seal !== context.tokens.seal(parts.index, trial)) {
     // Said as a version mismatch when it is one: the likelier cause, and the clearer line.
     const mismatch = versionMismatch(raw, { ours: NATS_PROTOCOL, what: "result message", who: "coordinator" });
     if (mismatch !== null) return { kind: "drop", drop: "version", why: mismatch };
-    if (parts.seal === null) return { kind: "drop", drop: "no-token", why: `case ${parts.index}: it carries no delivery token` };
-    return { kind: "drop", drop: "wrong-token", why: `case ${parts.index}: its delivery token is not the case's` };
+    if (parts.seal === null) return { kind: "drop", drop: "no-token", why: `case ${parts.index}${trialLabel(trial)}: it carries no delivery token` };
+    return { kind: "drop", drop: "wrong-token", why: `case ${parts.index}${trialLabel(trial)}: its delivery token is not the case's` };
   }
 
   const index = parts.index;
   const parsed = ResultMessageSchema.safeParse(raw);
   if (!parsed.success) {
     const mismatch = versionMismatch(raw, { ours: NATS_PROTOCOL, what: "result message", who: "coordinator" });
-    if (mismatch !== null) return { kind: "spoiled", index, why: mismatch, version: true };
+    if (mismatch !== null) return { kind: "spoiled", index, trial, why: mismatch, version: true };
     const issue = parsed.error.issues[0];
-    return { kind: "spoiled", index, why: `malformed result message: ${issue?.path.join(".") || "message"}: ${issue?.message}`, version: false };
+    return { kind: "spoiled", index, trial, why: `malformed result message: ${issue?.path.join(".") || "message"}: ${issue?.message}`, version: false };
   }
   const m = parsed.data;
-  if (m.runId !== context.runId || m.index !== index || (name !== null && m.name !== name)) {
-    return { kind: "spoiled", index, why: `result message for run '${m.runId}', case ${m.index} '${m.name}' on the subject of case ${index}`, version: false };
+  if (m.runId !== context.runId || m.index !== index || m.trial !== trial || (name !== null && m.name !== name)) {
+    return { kind: "spoiled", index, trial, why: `result message for run '${m.runId}', case ${m.index}${trialLabel(m.trial)} '${m.name}' on the subject of case ${index}${trialLabel(trial)}`, version: false };
   }
-  if (m.token !== context.tokens.token(index)) return { kind: "spoiled", index, why: "result message does not echo its case's delivery token", version: false };
+  if (m.token !== context.tokens.token(index, trial)) return { kind: "spoiled", index, trial, why: "result message does not echo its case's delivery token", version: false };
   return { kind: "ok", message: m };
+}
+
+/** ` trial N` past trial 1, so that a run without repeats reads as before. */
+function trialLabel(trial: number): string {
+  return trial === 1 ? "" : ` trial ${trial}`;
 }

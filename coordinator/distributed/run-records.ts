@@ -42,8 +42,8 @@ export async function readRunState(broker: Broker, runId: string): Promise<RunSt
 }
 
 /** Writes a run's state record: its phase, and how many cases it selected. */
-export async function putRunState(broker: Broker, runId: string, phase: RunRecordPhase, published: number): Promise<void> {
-  const record: RunStateRecord = { v: NATS_PROTOCOL, phase, published, updatedAt: new Date().toISOString() };
+export async function putRunState(broker: Broker, runId: string, phase: RunRecordPhase, published: number, etaSeconds: number | null = null): Promise<void> {
+  const record: RunStateRecord = { v: NATS_PROTOCOL, phase, published, updatedAt: new Date().toISOString(), ...(etaSeconds === null ? {} : { etaSeconds: Math.round(etaSeconds) }) };
   await broker.kv.put(runKeys.state(runId), JSON.stringify(record));
 }
 

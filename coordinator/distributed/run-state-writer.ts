@@ -19,9 +19,12 @@ export class RunStateWriter {
   #phase: RunRecordPhase | null = null;
   #chain: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
+  readonly #eta: (() => number) | null;
 
-  constructor(broker: Broker, runId: string, published: number, log: Logger) {
+  /** `eta`: the seconds the run is expected to go on (from history), written with every state; null: none written. */
+  constructor(broker: Broker, runId: string, published: number, log: Logger, eta: (() => number) | null = null) {
     this.#broker = broker;
+    this.#eta = eta;
     this.#runId = runId;
     this.#published = published;
     this.#log = log;
@@ -30,7 +33,7 @@ export class RunStateWriter {
   /** Writes `phase` once the writes before it are done; rejects when this write fails. */
   put(phase: RunRecordPhase): Promise<void> {
     this.#phase = phase;
-    const write = this.#chain.then(() => putRunState(this.#broker, this.#runId, phase, this.#published));
+    const write = this.#chain.then(() => putRunState(this.#broker, this.#runId, phase, this.#published, this.#eta && !isFinishedPhase(phase) ? this.#eta() : null));
     this.#chain = write.catch(() => undefined);
     return write;
   }

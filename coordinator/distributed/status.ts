@@ -1,24 +1,26 @@
 import type { Broker } from "../../shared/broker/setup.ts";
 import { openRunKeys } from "../../shared/broker/setup.ts";
 import { decodeSelection } from "../../shared/wire/case-selection.ts";
-import { CaseResult } from "../../shared/result.ts";
+import { CaseResult } from "../../shared/result/result.ts";
 import { COORDINATOR_LOST_SECONDS } from "../../shared/defaults.ts";
-import { CASES_STREAM, RESULTS_STREAM, caseSubjects, indexOfSubject, runConsumer, runKeys, resultSubjects } from "../../shared/broker/subjects.ts";
+import { CASES_STREAM, RESULTS_STREAM, caseSubjects, deliveryOfSubject, runConsumer, runKeys, resultSubjects } from "../../shared/broker/subjects.ts";
 import { CancelSchema, WorkerRecordSchema, isFinishedPhase, tryParseJson, type WorkerRecord } from "../../shared/wire/nats.ts";
 import { checkResultMessage } from "./result-check.ts";
 import { readRunKey } from "./run-key.ts";
 import { readManifest, readRunState } from "./run-records.ts";
 import { LimitsRecordSchema } from "../../shared/wire/limits.ts";
-import { BUILTIN_PRICES, priceUsage, usageTotals, type UsageTotals } from "../../shared/prices.ts";
+import { BUILTIN_PRICES, priceUsage, usageTotals, type UsageTotals } from "../../shared/providers/prices.ts";
 import type { CaseUsage } from "../../shared/wire/result-data.ts";
-import type { KeySnapshot } from "../../shared/limits/limiter-core.ts";
+import type { KeySnapshot } from "../../shared/providers/limiter-core.ts";
+import { deliveryKey } from "../run/trial-ledger.ts";
 
 /**
  * A distributed run's progress as any machine can read it from NATS (`coordinator status`). Not
- * the agent run's `RunStatus` of shared/agent.ts.
+ * the agent run's `RunStatus` of shared/case/agent.ts.
  *
- * Every selected case is in exactly one bucket: `done + reporting + running + queued + noResult
- * = selected`. The cases stream is read before the results, so a case that finishes between the
+ * Every selected delivery is in exactly one bucket: `done + reporting + running + queued + noResult
+ * = selected`. A delivery is one trial of one case (`--repeat N`: each case is N deliveries; without
+ * it, a delivery is a case). The cases stream is read before the results, so a case that finishes between the
  * two reads is counted once (as done), never in no bucket at all.
  */
 export interface RunProgress {
@@ -32,13 +34,20 @@ export interface RunProgress {
   createdAt: string;
   /** When the coordinator last wrote the run's state (its heartbeat), or null. */
   heartbeatAt: string | null;
+  /** Seconds the coordinator expected the run to go on at `heartbeatAt`, from the recorded durations; null without history. */
+  etaSeconds: number | null;
   /**
    * True when the run is not over and its coordinator's heartbeat has stopped for more than
    * COORDINATOR_LOST_SECONDS (shared/defaults.ts): `coordinator resume` finishes it.
    */
   coordinatorLost: boolean;
+  /** Deliveries of the run: selected cases times `trials`. */
   selected: number;
-  /** Cases whose result is stored (and proves its delivery). */
+  /** Selected cases. */
+  cases: number;
+  /** Trials per case (`--repeat`, 1 without it). */
+  trials: number;
+  /** Deliveries whose result is stored (and proves its delivery). */
   done: number;
   passed: number;
   failed: number;
@@ -89,14 +98,16 @@ export async function readRunProgress(broker: Broker, runId: string, now: () => 
   } catch {
     // The consumer is deleted once the run is over.
   }
-  const onStream = new Set<number>();
+  const trials = manifest.repeat;
+  const planned = (index: number, trial: number): boolean => selected.has(index) && trial <= trials;
+  const onStream = new Set<string>();
   const cases = await broker.jsm.streams.info(CASES_STREAM, { subjects_filter: caseSubjects(runId) });
   for (const subject of Object.keys(cases.state.subjects ?? {})) {
-    const i = indexOfSubject(subject);
-    if (i !== null && selected.has(i)) onStream.add(i);
+    const d = deliveryOfSubject(subject);
+    if (d !== null && planned(d.index, d.trial)) onStream.add(deliveryKey(d.index, d.trial));
   }
 
-  const passedByIndex = new Map<number, boolean>();
+  const passedByIndex = new Map<string, boolean>();
   const usages: Array<CaseUsage | null> = [];
   const info = await broker.jsm.streams.info(RESULTS_STREAM, { subjects_filter: resultSubjects(runId) });
   const stored = Object.values(info.state.subjects ?? {}).reduce((sum, n) => sum + n, 0);
@@ -111,8 +122,10 @@ export async function readRunProgress(broker: Broker, runId: string, now: () => 
         got++;
         const check = checkResultMessage(m.data, m.subject, { runId, tokens, nameAt });
         if (check.kind === "drop") continue;
-        const i = check.kind === "ok" ? check.message.index : check.index;
-        if (passedByIndex.has(i)) continue;
+        const index = check.kind === "ok" ? check.message.index : check.index;
+        const trial = check.kind === "ok" ? check.message.trial : check.trial;
+        const i = deliveryKey(index, trial);
+        if (!planned(index, trial) || passedByIndex.has(i)) continue;
         if (check.kind === "ok") usages.push(priceUsage(check.message.result.usage, BUILTIN_PRICES));
         // What the run's coordinator does with it: a result from a worker not present, or a spoiled one, is recorded as an error.
         passedByIndex.set(i, check.kind === "ok" && present.has(check.message.workerId) && CaseResult.fromData(check.message.result).passed);
@@ -129,7 +142,7 @@ export async function readRunProgress(broker: Broker, runId: string, now: () => 
   // A case whose result is stored but not yet acknowledged is still ack-pending: it is done.
   const running = Math.min(inQueue, Math.max(0, ackPending - doneOnStream));
   let queued = inQueue - running;
-  const rest = selectedIndexes.length - done - inQueue;
+  const rest = selectedIndexes.length * trials - done - inQueue;
   const phase = state?.phase ?? "unknown";
   let reporting = 0;
   let noResult = 0;
@@ -148,8 +161,11 @@ export async function readRunProgress(broker: Broker, runId: string, now: () => 
     fingerprint: manifest.suite.fingerprint,
     createdAt: manifest.createdAt,
     heartbeatAt,
+    etaSeconds: state?.etaSeconds ?? null,
     coordinatorLost,
-    selected: manifest.selection.count,
+    selected: manifest.selection.count * trials,
+    cases: manifest.selection.count,
+    trials,
     done,
     passed,
     failed: done - passed,

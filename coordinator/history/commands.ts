@@ -3,19 +3,27 @@ import { dirname } from "node:path";
 import type { Writable } from "node:stream";
 import Table from "cli-table3";
 import { ErrorCode, errorMessage } from "../../shared/errors.ts";
-import { CaseResult, SuiteResult } from "../../shared/result.ts";
-import { expectationsFromJSON } from "../../shared/result-json.ts";
+import { CaseResult, SuiteResult } from "../../shared/result/result.ts";
+import { expectationsFromJSON, repeatFromJSON } from "../../shared/result/result-json.ts";
 import { printSummary } from "../report/console.ts";
 import { safeText } from "../../shared/text.ts";
-import { redactJson } from "../../shared/secrets.ts";
+import { redactJson } from "../../shared/redaction/secrets.ts";
 import { renderHtmlReport } from "./html/report.ts";
 import { renderCompareHtml } from "./html/compare-report.ts";
 import { StoreError } from "./store/driver.ts";
-import { abandonedBefore, type CaseRecord, type RunRecord } from "./store/records.ts";
+import { abandonedBefore, type RunRecord } from "./store/run-record.ts";
+import type { CaseRecord } from "./store/case-record.ts";
 import { STORE_HEARTBEAT_SECONDS } from "../../shared/defaults.ts";
 import { ResultsStore } from "./store/store.ts";
 import { compareRuns } from "./compare.ts";
+import { trialCaseOfRecord } from "./case-trials.ts";
+import { pairRuns } from "./paired-runs.ts";
+import { compareSignificance, significanceJson } from "./significance.ts";
+import { significanceLines } from "./significance-text.ts";
+import { historyBefore } from "./recording/record-run.ts";
 import { flakiness, isFlaky } from "./flaky.ts";
+import { FLAKY_RATE_MARGIN } from "../../shared/defaults.ts";
+import { formatPercentInterval } from "../../shared/stats/interval.ts";
 import { toExuluExport, toReportExport } from "./export.ts";
 
 /**
@@ -72,15 +80,26 @@ export async function showRun(runId: string, flags: StoreFlagsOnly, io: HistoryI
   });
 }
 
-/** `evalfleet compare <run-a> <run-b> [--html FILE]`: what changed between two recorded runs. */
-export async function compareRecordedRuns(a: string, b: string, flags: StoreFlagsOnly & { html?: string }, io: HistoryIO): Promise<number> {
+/**
+ * `evalfleet compare <run-a> <run-b> [--html FILE]`: what changed between two recorded runs, and
+ * whether it is more than chance explains (significance.ts at `regressionAlpha`, intervals at
+ * `confidence`; the runs before A on its branch join A's trials in the per-case tests).
+ */
+export async function compareRecordedRuns(a: string, b: string, flags: StoreFlagsOnly & { html?: string; regressionAlpha: number; confidence: number }, io: HistoryIO): Promise<number> {
   return withStore(flags, async (store) => {
     const runA = await store.findRun(a);
     const runB = await store.findRun(b);
     const [casesA, casesB] = [await store.caseRecords(runA.id), await store.caseRecords(runB.id)];
     const result = compareRuns(casesA, casesB);
-    if (flags.json) io.stdout.write(jsonText({ a: runA.id, b: runB.id, ...result }));
-    else io.stdout.write(formatComparison(runA, runB, result));
+    const history = runA.kind === "suite" ? await historyBefore(store, runA, [runB.id]) : [];
+    const paired = pairRuns({ a: casesA.map(trialCaseOfRecord), b: casesB.map(trialCaseOfRecord), history: history.map((h) => h.cases.map(trialCaseOfRecord)) });
+    const significance = compareSignificance(paired.cases, { alpha: flags.regressionAlpha, confidence: flags.confidence });
+    if (flags.json) io.stdout.write(jsonText({ a: runA.id, b: runB.id, ...result, ...significanceJson(significance), history_runs: history.map((h) => h.run.id) }));
+    else {
+      io.stdout.write(formatComparison(runA, runB, result));
+      const lines = ["", `significance (history: ${history.length} earlier run${history.length === 1 ? "" : "s"} of ${runA.id}'s branch in the per-case tests):`, ...significanceLines(significance)];
+      io.stdout.write(lines.map(safeText).join("\n") + "\n");
+    }
     if (!flags.html) return 0;
     const path = flags.html;
     try {
@@ -95,16 +114,19 @@ export async function compareRecordedRuns(a: string, b: string, flags: StoreFlag
   });
 }
 
-/** `evalfleet flaky`: per case, the pass rate and the flips over the last runs of a suite. */
-export async function flakyCases(flags: StoreFlagsOnly & { suite?: string; branch?: string; last: number; all?: boolean }, io: HistoryIO): Promise<number> {
+/** `evalfleet flaky`: per case, the trials, the pass rate with its interval (`confidence`, 0-1) and the flips over the last runs of a suite. */
+export async function flakyCases(flags: StoreFlagsOnly & { suite?: string; branch?: string; last: number; all?: boolean; confidence: number }, io: HistoryIO): Promise<number> {
   return withStore(flags, async (store) => {
     const suiteName = flags.suite ?? (await store.latestRun({ kind: "suite", branch: flags.branch }))?.suiteName;
     if (!suiteName) throw new StoreError(ErrorCode.RunNotFound, `no suite run recorded in ${store.display}${flags.branch ? ` on branch ${flags.branch}` : ""}`);
     const window = (await store.listRuns({ suiteName, branch: flags.branch, kind: "suite", finishedOnly: true, limit: flags.last })).reverse();
     const cases = await store.caseRecordsOf(window.map((r) => r.id));
-    const rows = flakiness(window.map((r) => ({ runId: r.id, cases: cases.get(r.id) ?? [] })));
-    if (flags.json) io.stdout.write(jsonText({ suite: suiteName, branch: flags.branch ?? null, runs: window.map((r) => r.id), cases: rows }));
-    else io.stdout.write(formatFlaky(suiteName, flags.branch ?? null, window.length, rows, Boolean(flags.all)));
+    const rows = flakiness(
+      window.map((r) => ({ runId: r.id, cases: cases.get(r.id) ?? [] })),
+      flags.confidence,
+    );
+    if (flags.json) io.stdout.write(jsonText({ suite: suiteName, branch: flags.branch ?? null, runs: window.map((r) => r.id), confidence: flags.confidence, cases: rows }));
+    else io.stdout.write(formatFlaky(suiteName, flags.branch ?? null, window.length, rows, Boolean(flags.all), flags.confidence));
     return 0;
   });
 }
@@ -264,7 +286,13 @@ export function caseResultOf(r: CaseRecord): CaseResult {
   // The data-driven verdicts and the error's kind, as the report recorded them (the summary's
   // "Expected" column, failure reasons and infrastructure-error count read them).
   result.expectations = expectationsFromJSON(r.report?.expectations);
+  // The reliability lists from their columns, its reason and steps from the report (absent in older runs).
+  if (r.reliability) result.reliability = { passed: r.reliabilityPassed ?? false, ...r.reliability, reason: r.report?.reliability_reason ?? null, trajectory: r.report?.trajectory ?? null };
   result.errorKind = r.errorKind ?? null;
+  // A repeated case's trials and its pass rule, from its report entry: the statistics (the pass
+  // rate's interval, pass^k) are computed from them as the run computed them.
+  if (r.report?.repeats && r.report.repeats.length > 0) result.repeats = r.report.repeats.map(repeatFromJSON);
+  result.casePassRate = r.report?.case_pass_rate ?? null;
   // The verdict as recorded: a later evalfleet may compute `passed` from checks this record predates.
   Object.defineProperty(result, "passed", { value: r.passed, enumerable: false });
   return result;
@@ -272,7 +300,17 @@ export function caseResultOf(r: CaseRecord): CaseResult {
 
 /** A recorded run as a SuiteResult (for `printSummary`). */
 export function suiteOf(run: RunRecord, cases: readonly CaseRecord[]): SuiteResult {
-  return new SuiteResult(cases.map(caseResultOf), { runId: run.id, durationSeconds: run.durationSeconds ?? 0, cancelled: run.status === "cancelled" });
+  // The run's confidence, repeat and pass rule from its stored summary (absent in runs recorded before them).
+  const s = run.summary ?? {};
+  const confidence = typeof s.confidence === "number" && s.confidence > 0 && s.confidence < 1 ? s.confidence : undefined;
+  return new SuiteResult(cases.map(caseResultOf), {
+    runId: run.id,
+    durationSeconds: run.durationSeconds ?? 0,
+    cancelled: run.status === "cancelled",
+    ...(typeof s.repeat === "number" && Number.isInteger(s.repeat) && s.repeat >= 1 ? { repeat: s.repeat } : {}),
+    ...(confidence === undefined ? {} : { confidence }),
+    casePassRate: typeof s.case_pass_rate === "number" ? s.case_pass_rate : null,
+  });
 }
 
 function runHeader(run: RunRecord): string {
@@ -342,17 +380,26 @@ function formatComparison(a: RunRecord, b: RunRecord, c: ReturnType<typeof compa
   return lines.map(safeText).join("\n") + "\n";
 }
 
-function formatFlaky(suite: string, branch: string | null, runs: number, rows: ReturnType<typeof flakiness>, all: boolean): string {
+function formatFlaky(suite: string, branch: string | null, runs: number, rows: ReturnType<typeof flakiness>, all: boolean, confidence: number): string {
   const flakyCount = rows.filter(isFlaky).length;
   const shown = all ? rows : rows.filter(isFlaky);
   const head = `Flakiness of suite '${safeText(suite)}' over the last ${runs} run${runs === 1 ? "" : "s"} (${branch ? `branch ${safeText(branch)}` : "any branch"})`;
   const mark = { pass: "\u2713", fail: "\u2717", skip: "s" } as const;
-  const table = new Table({ head: ["Case", "Runs", "Pass rate", "Flips", "Last", "History (oldest first)"], style: { head: [], border: [] }, chars: COMPACT });
+  const table = new Table({ head: ["Case", "Runs", "Trials", "Pass rate", "Flips", "Last", "History (oldest first)"], style: { head: [], border: [] }, chars: COMPACT });
   for (const r of shown) {
-    table.push([safeText(r.name), String(r.runs), r.runs ? `${Math.round(r.passRate * 100)}%` : DASH, String(r.flips), r.last ? r.last.toUpperCase() : DASH, r.outcomes.map((o) => (o ? mark[o] : "\u00b7")).join("")]);
+    table.push([
+      safeText(r.name),
+      String(r.runs),
+      `${r.trialPasses}/${r.trials}`,
+      r.trials ? formatPercentInterval(r.trialPasses / r.trials, r.passRateCi, 0) : DASH,
+      String(r.flips),
+      r.last ? r.last.toUpperCase() : DASH,
+      r.outcomes.map((o) => (o ? mark[o] : "\u00b7")).join(""),
+    ]);
   }
   const body = shown.length > 0 ? `${table.toString()}\n` : "";
-  return `${head}\n${body}${flakyCount} of ${rows.length} case${rows.length === 1 ? "" : "s"} flaky (passed and failed)${all ? "" : flakyCount ? "" : "; --all lists every case"}\n`;
+  const band = `${Math.round(FLAKY_RATE_MARGIN * 100)}%, ${Math.round((1 - FLAKY_RATE_MARGIN) * 100)}%`;
+  return `${head}\n${body}${flakyCount} of ${rows.length} case${rows.length === 1 ? "" : "s"} flaky (the ${Math.round(confidence * 100)}% interval of the pass rate over the trials inside (${band}))${all ? "" : flakyCount ? "" : "; --all lists every case"}\n`;
 }
 
 /** `--json` output: what the store holds, without secrets (a run recorded before redaction existed may hold some). */

@@ -1,5 +1,6 @@
-import type { CaseResultJSON, SuiteResultJSON } from "../../shared/result-json.ts";
-import type { CaseRecord, RunRecord } from "./store/records.ts";
+import type { CaseResultJSON, SuiteResultJSON } from "../../shared/result/result-json.ts";
+import type { RunRecord } from "./store/run-record.ts";
+import type { CaseRecord } from "./store/case-record.ts";
 
 /**
  * A recorded run written out (`evalfleet export RUN_ID --format exulu|json`): as Exulu's

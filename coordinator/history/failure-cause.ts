@@ -1,4 +1,4 @@
-import type { CaseRecord } from "./store/records.ts";
+import type { CaseRecord } from "./store/case-record.ts";
 
 /**
  * Why a recorded case failed, whatever the check: the error (with its kind), the judge's reason,
@@ -49,7 +49,7 @@ export function failureCause(c: CauseInput): FailureCause | null {
   else {
     for (const part of splitErrors(c.error)) checks.push(part);
     if (c.judgePassed === false) checks.push({ check: "judge", reason: c.judgeReason ?? (c.judgeScore !== null ? `score ${c.judgeScore}` : "the judge said fail") });
-    if (c.reliabilityPassed === false) checks.push({ check: "reliability", reason: reliabilityReason(c.reliability) });
+    if (c.reliabilityPassed === false) checks.push({ check: "reliability", reason: recordedReason(c.report) ?? reliabilityReason(c.reliability) });
     if (c.scorePassed === false) checks.push({ check: "scorer", reason: c.scoreReason ?? `value ${c.scoreValue ?? "?"}` });
     const ex = c.report?.expectations;
     if (ex?.expected_output && !ex.expected_output.passed) checks.push({ check: "expected_output", reason: `${ex.expected_output.method}: ${ex.expected_output.reason}` });
@@ -96,6 +96,12 @@ function splitErrors(error: string | null): FailedCheck[] {
     const m = /^([a-z]+): /.exec(p);
     return { check: m ? m[1]! : "error", reason: p };
   });
+}
+
+/** The reliability check's reason as the JSON entry recorded it (absent in a run of an older evalfleet). */
+function recordedReason(report: CauseInput["report"] | undefined): string | null {
+  const reason = (report as { reliability_reason?: unknown } | undefined)?.reliability_reason;
+  return typeof reason === "string" && reason ? reason : null;
 }
 
 function reliabilityReason(r: CauseInput["reliability"]): string {

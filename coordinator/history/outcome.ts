@@ -1,4 +1,4 @@
-import type { CaseRecord } from "./store/records.ts";
+import type { CaseRecord } from "./store/case-record.ts";
 
 /**
  * The least a history needs of a recorded case, and how its outcome reads. Pure; no I/O.

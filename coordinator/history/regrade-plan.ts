@@ -9,7 +9,7 @@ import type { Transcript } from "../../shared/wire/transcript.ts";
 export interface CurrentCase {
   agentId: string | null;
   teamId: string | null;
-  /** SHA-256 of its input's JSON (shared/transcript.ts `inputDigest`). */
+  /** SHA-256 of its input's JSON (shared/result/transcript.ts `inputDigest`). */
   inputSha256: string;
 }
 

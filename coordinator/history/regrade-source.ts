@@ -1,11 +1,12 @@
-import type { RunOutput } from "../../shared/agent.ts";
-import { resultShell } from "../../shared/result-shell.ts";
-import { inputDigest, transcriptToRunOutput } from "../../shared/transcript.ts";
+import type { RunOutput } from "../../shared/case/agent.ts";
+import { resultShell } from "../../shared/result/result-shell.ts";
+import { inputDigest, transcriptToRunOutput } from "../../shared/result/transcript.ts";
 import { materializeCase } from "../../shared/datasets/dataset-case.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import type { SelectedCase } from "../run/select.ts";
 import { regradeSkipReason } from "./regrade-plan.ts";
-import type { CaseRecord, RunRecord } from "./store/records.ts";
+import type { RunRecord } from "./store/run-record.ts";
+import type { CaseRecord } from "./store/case-record.ts";
 import type { ResultsStore } from "./store/store.ts";
 
 /**

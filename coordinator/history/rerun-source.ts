@@ -3,7 +3,7 @@ import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
 import { processEnvironment, type Environment } from "../../shared/environment.ts";
 import { rerunTargets, type RerunKind, type RerunTarget } from "../run/rerun.ts";
 import { gitInfo } from "./recording/git.ts";
-import type { RunRecord } from "./store/records.ts";
+import type { RunRecord } from "./store/run-record.ts";
 import { ResultsStore } from "./store/store.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { RunRecord } from "./store/records.ts";
+import type { RunRecord } from "./store/run-record.ts";
 
 /**
  * Which runs can be compared in a trend: those that selected the same set of cases. A `--tag`

@@ -1,5 +1,5 @@
 import type { Writable } from "node:stream";
-import type { JudgeUsage } from "../../shared/judge-model.ts";
+import type { JudgeUsage } from "../../shared/case/judge-model.ts";
 import type { AgentAsJudgeEvaluation, AgentAsJudgeFailure } from "../../worker/models/criteria-grader.ts";
 import { safeText } from "../../shared/text.ts";
 import { tableClass } from "../report/lazy-deps.ts";

@@ -1,25 +1,24 @@
-import type { JudgeModel } from "../../shared/judge-model.ts";
-import type { SuiteResult } from "../../shared/result.ts";
+import type { JudgeModel } from "../../shared/case/judge-model.ts";
+import type { SuiteResult } from "../../shared/result/result.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { McpClientLike } from "../../shared/mcp-client.ts";
-import { DEFAULT_GRACE_SECONDS, DEFAULT_INLINE_CONCURRENCY } from "../../shared/defaults.ts";
-import { BlockWatchdog } from "../../shared/block-watchdog.ts";
-import type { Case } from "../../shared/case.ts";
+import type { McpClientLike } from "../../shared/case/mcp-client.ts";
+import { DEFAULT_INLINE_CONCURRENCY } from "../../shared/defaults.ts";
+import { BlockWatchdog } from "../../shared/process/block-watchdog.ts";
+import type { Case } from "../../shared/case/case.ts";
 import { ExitCode } from "../run/exit-code.ts";
-import { CANCELLED_IN_FLIGHT_ERROR, resultShell } from "../../shared/result-shell.ts";
-import type { EvalFunctions } from "../../shared/eval-functions.ts";
-import type { ScoringMethod } from "../../shared/datasets/expected-output-methods.ts";
-import type { RunOutput } from "../../shared/agent.ts";
+import { CANCELLED_IN_FLIGHT_ERROR, resultShell } from "../../shared/result/result-shell.ts";
+import type { EvalFunctions } from "../../shared/case/eval-functions.ts";
+import type { RunOutput } from "../../shared/case/agent.ts";
 import type { ThreadCache } from "../../shared/wire/thread.ts";
 import pLimit from "p-limit";
 import { runCase } from "../../worker/runtime/lifecycle.ts";
 import { FileResponseStore } from "../../worker/models/file-cache.ts";
-import { McpSession } from "../../shared/mcp-session.ts";
-import { runRepeated } from "../../shared/repeats.ts";
-import { withInfraRetries } from "../../shared/infra-retry.ts";
-import { configureProcessLimits } from "../../shared/limits/process-limiter.ts";
+import { McpSession } from "../../shared/suite/mcp-session.ts";
+import { executeCase } from "../../shared/trials/execute-case.ts";
+import { configureProcessLimits } from "../../shared/providers/process-limiter.ts";
 import { positiveInt, runSelected, type EngineOptions } from "../run/dispatch-loop.ts";
-import { checkPassThreshold, checkRepeat } from "../run/policy.ts";
+import { engineSettings, type RunSettingsFields } from "../run/settings-options.ts";
+import type { RunSettings } from "../../shared/run-settings.ts";
 import type { SelectedCase } from "../run/select.ts";
 
 /**
@@ -28,23 +27,22 @@ import type { SelectedCase } from "../run/select.ts";
  * coordinator/api.ts wraps it with recording from outside).
  */
 
-/** Options of {@link runInline}. */
-export interface InlineRunOptions extends EngineOptions {
-  /** Per-case timeout in seconds for cases that set none, already resolved (`resolveDefaultTimeout`). */
-  defaultTimeout: number;
-  /** Setup and teardown bounds in seconds for cases that set none, resolved (`resolveHookTimeouts`). Default 60 each. */
-  hookDefaults?: { setup: number; teardown: number };
-  /** Largest output kept on a result, in bytes. Default 256 KiB. */
-  maxOutputBytes?: number;
+/** Options of {@link runInline}: the run's compiled settings, and what only this runner needs. */
+export interface InlineRunOptions extends Omit<EngineOptions, RunSettingsFields> {
+  /** The run's compiled settings (compileRunSettings): timeouts, bounds, repeats, retries, threshold, limits, prices, budget, grace. */
+  settings: RunSettings;
+  /**
+   * Configure this thread's limiter with `settings.limits`. Default true; the library's `runCases`
+   * passes false when it was given no limits, so a call without them leaves the limiter as it is.
+   */
+  configureLimits?: boolean;
   /**
    * End the process (exit 3, one line on stderr) when a case blocks this thread with synchronous
-   * code past its phase's deadline plus `graceSeconds`: nothing else could stop it, not even
+   * code past its phase's deadline plus `settings.graceMs`: nothing else could stop it, not even
    * SIGTERM or Ctrl-C (the command line's `--threads 0` and `cli(cases)`). Default false (a
    * library call never ends its caller's process).
    */
   exitWhenBlocked?: boolean;
-  /** Seconds past a deadline before a blocked process is ended ({@link exitWhenBlocked}). Default {@link DEFAULT_GRACE_SECONDS}. */
-  graceSeconds?: number;
   /** Suite-wide judge model; a case's own wins. */
   judgeModel?: JudgeModel | null;
   /** Debug details; default silent (the runner never prints). */
@@ -58,12 +56,6 @@ export interface InlineRunOptions extends EngineOptions {
   onWarning?: ((message: string) => void) | null;
   /** The evaluation functions the cases' `evalFunctions` and `runEvalFunctions` name, by name. Default none. */
   evalFunctions?: EvalFunctions | null;
-  /** Evaluation functions that grade every case, after its own (`--eval-function`), already checked against `evalFunctions`. Default none. */
-  runEvalFunctions?: readonly string[] | null;
-  /** A scoring method that replaces every expected-output check's own (`--scoring-method`). Default none. */
-  scoringMethod?: ScoringMethod | null;
-  /** Keep each case's transcript within this many bytes (a recorded run, `--max-transcript-kb`). Default 0: none. */
-  maxTranscriptBytes?: number;
   /**
    * A regrade: each selected case's stored output, graded instead of running its agent (setup and
    * teardown do not run). Read one case at a time, as the case starts. Default: the agents run.
@@ -80,14 +72,14 @@ export interface InlineRunOptions extends EngineOptions {
  * nothing throws for a case's failure.
  */
 export async function runInline(selected: readonly SelectedCase[], options: InlineRunOptions): Promise<SuiteResult> {
-  const repeat = checkRepeat(options.repeat);
-  const passThreshold = checkPassThreshold(options.passThreshold);
+  const { settings } = options;
+  const repeat = settings.repeat;
   // Repeats share the concurrency with every other run, so `concurrency: 1` stays one run at a time.
   const runs = repeat > 1 ? pLimit(positiveInt(options.concurrency, "concurrency", DEFAULT_INLINE_CONCURRENCY)) : null;
   const mcp = selected.length > 0 && options.mcpClients?.length ? new McpSession(options.mcpClients, { logger: options.logger, onWarning: options.onWarning }) : null;
   // The limiter of this thread paces every model call of the cases (docs/providers.md).
-  if (options.limits) configureProcessLimits(options.limits);
-  const guard = options.exitWhenBlocked && selected.length > 0 ? blockGuard(options.graceSeconds ?? DEFAULT_GRACE_SECONDS) : null;
+  if (options.configureLimits !== false) configureProcessLimits(settings.limits);
+  const guard = options.exitWhenBlocked && selected.length > 0 ? blockGuard(settings.graceMs / 1000) : null;
   // In this thread a folder is the only cache there is (the shared one lives behind a worker's pool).
   const cache = options.cache?.kind === "local" ? { store: new FileResponseStore(options.cache.dir), ttlSeconds: options.cache.ttlSeconds } : null;
   try {
@@ -97,31 +89,33 @@ export async function runInline(selected: readonly SelectedCase[], options: Inli
         // Before the first case, once (later cases wait for the same connection).
         await mcp?.ensureConnected(ctx.signal);
         const replay = options.replayOf ? await options.replayOf(sel) : null;
-        const once = (repeatIndex: number): Promise<{ result: Awaited<ReturnType<typeof runCase>> }> =>
-          withInfraRetries(() => oneRun(repeatIndex), { retries: options.retries ?? 0, signal: ctx.signal, timeoutSeconds: sel.case.resolveTimeout(options.defaultTimeout) });
         const oneRun = async (repeatIndex: number): Promise<{ result: Awaited<ReturnType<typeof runCase>> }> => ({
           result: await runCase(sel.case, {
             index: sel.index,
-            defaultTimeout: options.defaultTimeout,
-            ...(options.hookDefaults ? { setupTimeout: options.hookDefaults.setup, teardownTimeout: options.hookDefaults.teardown } : {}),
-            ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
+            defaultTimeout: settings.defaultTimeoutSeconds,
+            setupTimeout: settings.setupTimeoutSeconds,
+            teardownTimeout: settings.teardownTimeoutSeconds,
+            maxOutputBytes: settings.maxOutputBytes,
             judgeModel: options.judgeModel ?? null,
             signal: ctx.signal,
             onRunEvent: ctx.onRunEvent,
             logger: options.logger,
             evalFunctions: options.evalFunctions ?? null,
-            runEvalFunctions: options.runEvalFunctions ?? null,
-            scoringMethod: options.scoringMethod ?? null,
-            maxTranscriptBytes: options.maxTranscriptBytes ?? 0,
+            runEvalFunctions: settings.evalFunctions,
+            scoringMethod: settings.scoringMethod,
+            maxTranscriptBytes: settings.maxTranscriptBytes,
             ...(replay ? { replay } : {}),
             repeat: repeatIndex,
             cache,
+            cassette: settings.cassette,
             ...(guard ? { observer: guard.observe(sel.case) } : {}),
           }),
         });
-        return (await runRepeated(repeat, once, { limit: runs, signal: ctx.signal, shell: () => resultShell(sel.case, sel.index) })).result;
+        const timeoutSeconds = sel.case.resolveTimeout(settings.defaultTimeoutSeconds);
+        const shell = (): ReturnType<typeof resultShell> => resultShell(sel.case, sel.index);
+        return (await executeCase(settings, oneRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell })).result;
       },
-      { ...options, repeat, passThreshold },
+      { ...options, ...engineSettings(settings) },
     );
   } finally {
     await mcp?.close();

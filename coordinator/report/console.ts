@@ -3,12 +3,16 @@ import type cliProgress from "cli-progress";
 import { progressBars } from "./lazy-deps.ts";
 import { renderGrid } from "./grid-table.ts";
 import pc from "picocolors";
-import type { Case } from "../../shared/case.ts";
-import type { RunEvent } from "../../shared/agent.ts";
-import type { CaseResult, SuiteResult } from "../../shared/result.ts";
+import type { Case } from "../../shared/case/case.ts";
+import type { RunEvent } from "../../shared/case/agent.ts";
+import type { CaseResult, SuiteResult } from "../../shared/result/result.ts";
 import type { SuiteHooks } from "../../shared/hooks.ts";
 import { safeText } from "../../shared/text.ts";
+import { describeExpectation } from "../../shared/case/tool-call-matchers.ts";
 import { colorAllowedBy, processEnvironment } from "../../shared/environment.ts";
+import { shortDuration, type HistoryEta } from "../run/run-eta.ts";
+import { formatPercentInterval } from "../../shared/stats/interval.ts";
+import type { RunStatistics } from "../../shared/result/run-statistics.ts";
 
 /**
  * Human output of the CLI: a live progress display on a terminal, one line per finished case
@@ -33,6 +37,8 @@ export interface ConsoleReporterOptions {
   verbose?: boolean;
   /** Cases selected (for the progress display). */
   total: number;
+  /** An ETA from history (coordinator/run/run-eta.ts): shown instead of the rate-based one. Default none. */
+  eta?: HistoryEta | null;
 }
 
 /** Renders a case's progress and results; its hooks plug into the runner. */
@@ -48,9 +54,11 @@ export class ConsoleReporter {
   #failed = 0;
   #done = 0;
   #extra = "";
+  readonly #eta: HistoryEta | null;
 
   constructor(options: ConsoleReporterOptions) {
     this.#out = options.out;
+    this.#eta = options.eta ?? null;
     this.#verbose = options.verbose ?? false;
     this.#total = options.total;
     const tty = Boolean((options.out as { isTTY?: boolean }).isTTY);
@@ -59,7 +67,7 @@ export class ConsoleReporter {
       this.#multibar = new (progressBars().MultiBar)(
         {
           stream: options.out as NodeJS.WritableStream,
-          format: "{bar} {value}/{total} done | {running} running | {passed} passed | {failed} failed | {duration_formatted} elapsed | ETA {eta_formatted}{extra}",
+          format: `{bar} {value}/{total} done | {running} running | {passed} passed | {failed} failed | {duration_formatted} elapsed | ETA {${this.#eta ? "history_eta" : "eta_formatted"}}{extra}`,
           hideCursor: true,
           clearOnComplete: true,
           stopOnComplete: false,
@@ -76,7 +84,8 @@ export class ConsoleReporter {
   /** Presentation hooks for the runner. */
   hooks(): Required<SuiteHooks> {
     return {
-      onCaseStart: () => {
+      onCaseStart: (c: Case) => {
+        this.#eta?.started(c.name);
         this.#running++;
         this.#update();
       },
@@ -84,6 +93,7 @@ export class ConsoleReporter {
         if (this.#verbose) this.#print([this.#c.dim(`  \u21b3 ${safeText(c.name)}: ${describeEvent(event)}`)]);
       },
       onCaseEnd: (c: Case, result: CaseResult) => {
+        this.#eta?.ended(c.name);
         if (!result.skipped) this.#running = Math.max(0, this.#running - 1);
         this.#done++;
         if (result.passed) this.#passed++;
@@ -109,7 +119,13 @@ export class ConsoleReporter {
   }
 
   #payload(): Record<string, number | string> {
-    return { running: this.#running, passed: this.#passed, failed: this.#failed, extra: this.#extra ? ` | ${this.#extra}` : "" };
+    return {
+      running: this.#running,
+      passed: this.#passed,
+      failed: this.#failed,
+      extra: this.#extra ? ` | ${this.#extra}` : "",
+      ...(this.#eta ? { history_eta: `${shortDuration(this.#eta.secondsLeft())} (history)` } : {}),
+    };
   }
 
   /** Extra text for the live display (e.g. which workers are busy); ignored without a live display. */
@@ -133,7 +149,9 @@ export class ConsoleReporter {
     const name = safeText(r.name);
     if (r.skipped) return [`${k.yellow("SKIP")}  ${name}  ${k.dim(safeText(r.error ?? ""))}`];
     const status = r.passed ? k.green("PASS") : k.red("FAIL");
-    const runs = r.repeats && r.repeats.length > 0 ? ` \u00b7 ${r.repeats.filter((x) => x.passed).length}/${r.repeats.length} runs passed` : "";
+    // A rule below every trial is said, so a PASS with failed runs reads as what it is.
+    const rule = r.casePassRate !== null && r.casePassRate < 1 ? ` (needs ${percent(r.casePassRate)})` : "";
+    const runs = r.repeats && r.repeats.length > 0 ? ` \u00b7 ${r.repeats.filter((x) => x.passed).length}/${r.repeats.length} runs passed${rule}` : "";
     const lines = [`${status}  ${name}  ${k.dim(`${safeText(c.componentId)} \u00b7 ${r.durationSeconds}s${runs}`)}`];
     if (this.#verbose) {
       lines.push("", "Response", safeText(r.output) || "(empty)");
@@ -143,15 +161,17 @@ export class ConsoleReporter {
         if (r.judgeReason) lines.push(`  ${safeText(r.judgeReason)}`);
       }
       if (r.reliabilityPassed !== null) {
-        lines.push(`Reliability: ${r.reliabilityPassed ? "PASS" : "FAIL"}  expected: ${(c.expectedToolCalls ?? []).map(safeText).join(", ")}`);
+        lines.push(`Reliability: ${r.reliabilityPassed ? "PASS" : "FAIL"}  expected: ${(c.expectedToolCalls ?? []).map((e) => safeText(describeExpectation(e))).join(", ")}`);
         if (r.reliability && r.reliability.missingToolCalls.length > 0) lines.push(`  missing: ${r.reliability.missingToolCalls.map(safeText).join(", ")}`);
         if (r.reliability && r.reliability.failedToolCalls.length > 0) lines.push(`  unexpected: ${r.reliability.failedToolCalls.map(safeText).join(", ")}`);
+        if (r.reliability?.reason) lines.push(`  ${safeText(r.reliability.reason)}`);
       }
       if (r.score) lines.push(`Score: ${r.score.value} ${r.score.passed ? "PASS" : "FAIL"}${r.score.reason ? `  ${safeText(r.score.reason)}` : ""}`);
       for (const [check, v] of expectationLines(r)) lines.push(`${check}: ${v.passed ? "PASS" : "FAIL"}  ${safeText(v.reason)}`);
       lines.push(k.dim(`session: ${safeText(r.sessionId)} \u00b7 ${r.durationSeconds}s`));
     }
-    // A failed data-driven check says why even without -v: the row's author needs the reason.
+    // A failed data-driven or trajectory check says why even without -v: the row's author needs the reason.
+    if (!this.#verbose && r.reliabilityPassed === false && r.reliability?.reason) lines.push(`  ${k.red("reliability:")} ${safeText(r.reliability.reason)}`);
     if (!this.#verbose) for (const [check, v] of expectationLines(r)) if (!v.passed) lines.push(`  ${k.red(`${check}:`)} ${safeText(v.reason)}`);
     if (r.error) lines.push(`  ${k.red("error:")} ${safeText(r.error)}`);
     return lines;
@@ -202,6 +222,11 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   tally += ` in ${suite.durationSeconds}s`;
   const verdict = suite.thresholdMet ?? suite.status === "PASS";
   lines.push(verdict ? k.green(tally) : k.red(tally));
+  const stats = suite.statistics;
+  if (suite.total > 0) lines.push(intervalLine(stats));
+  for (const [label, m, digits] of [["judge score", stats.judgeScore, 1], ["scorer value", stats.scoreValue, 2]] as const) {
+    if (m) lines.push(`${label} ${m.mean.toFixed(digits)} [${m.interval[0].toFixed(digits)}, ${m.interval[1].toFixed(digits)}] (mean over ${m.cases} case${m.cases === 1 ? "" : "s"})`);
+  }
   if (suite.passThreshold !== null) {
     lines.push(`pass rate ${percent(suite.passRate)}, threshold ${percent(suite.passThreshold)}: ${suite.thresholdMet ? "met" : "not met"}`);
   }
@@ -213,7 +238,11 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   }
   if (suite.budget?.exhausted) lines.push(`budget exhausted (${[suite.budget.usd !== null ? `$${suite.budget.usd}` : null, suite.budget.tokens !== null ? `${suite.budget.tokens} tokens` : null].filter(Boolean).join(", ")}): the cases not started were skipped`);
   const atK = suite.passAtK;
-  if (atK) lines.push(`${suite.repeat} runs per case: pass@1 ${percent(atK["1"] ?? 0)}, pass@${suite.repeat} ${percent(atK[String(suite.repeat)] ?? 0)}`);
+  // pass^k beside pass@k: the chance all k trials pass, at the largest k every case ran.
+  const hatK = stats.passHatK;
+  const kHat = hatK ? Object.keys(hatK).length : 0;
+  const hat = hatK && kHat > 0 ? `, pass^${kHat} ${percent(hatK[String(kHat)] ?? 0)}` : "";
+  if (atK) lines.push(`${suite.repeat} runs per case: pass@1 ${percent(atK["1"] ?? 0)}, pass@${suite.repeat} ${percent(atK[String(suite.repeat)] ?? 0)}${hat}`);
   const cache = suite.modelCache;
   if (cache) lines.push(`model cache: ${cache.hits} hit${cache.hits === 1 ? "" : "s"}, ${cache.misses} miss${cache.misses === 1 ? "" : "es"} (hits made no model call)`);
   // Each case that did not pass says why in one line, without -v: what a CI log needs.
@@ -224,6 +253,15 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   for (const [name, reason] of failed.slice(0, ERROR_LINES_LIMIT)) lines.push(`  ${safeText(name)}: ${oneLine(reason)}`);
   if (failed.length > ERROR_LINES_LIMIT) lines.push(`  ... and ${failed.length - ERROR_LINES_LIMIT} more (see the JSON report)`);
   out.write(lines.join("\n") + "\n");
+}
+
+/**
+ * `pass rate 95.0% [91.0%, 97.3%] (95% confidence)`: the run's pass rate with its interval; with
+ * repeats the rate is the mean of the cases' pass rates, and the line says so.
+ */
+export function intervalLine(s: RunStatistics): string {
+  const how = s.method === "clustered" ? "mean of per-case pass rates, cases as clusters; " : "";
+  return `pass rate ${formatPercentInterval(s.trialPassRate, s.passRateInterval)} (${how}${percent(s.confidence)} confidence)`;
 }
 
 /** Text on one line: control characters made safe, line breaks as spaces. */
@@ -240,6 +278,8 @@ export function firstReason(r: CaseResult): string | null {
   if (r.error) return r.error;
   if (r.judgePassed === false) return `judge: ${r.judgeReason || "failed"}`;
   if (r.reliabilityPassed === false) {
+    if (r.reliability?.reason) return `reliability: ${r.reliability.reason}`;
+    // A result from an evalfleet before the trajectory check's reasons.
     const missing = r.reliability?.missingToolCalls ?? [];
     const unexpected = r.reliability?.failedToolCalls ?? [];
     const parts = [missing.length > 0 ? `missing ${missing.join(", ")}` : "", unexpected.length > 0 ? `unexpected ${unexpected.join(", ")}` : ""].filter(Boolean);

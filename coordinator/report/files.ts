@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { EvalfleetError, ErrorCode, errorMessage } from "../../shared/errors.ts";
-import { redactJson } from "../../shared/secrets.ts";
+import { redactJson } from "../../shared/redaction/secrets.ts";
 
 /**
  * Writes a report file, creating missing parent folders. Throws an {@link EvalfleetError} with
@@ -17,7 +17,7 @@ export async function writeReport(path: string, text: string): Promise<void> {
 }
 
 /**
- * The JSON report text, without secrets (shared/secrets.ts): two-space indent and a final
+ * The JSON report text, without secrets (shared/redaction/secrets.ts): two-space indent and a final
  * newline, like Agno's `json.dumps(indent=2) + "\n"`.
  */
 export function jsonReportText(payload: unknown): string {

@@ -1,4 +1,4 @@
-import { lazyPackage } from "../../shared/lazy-package.ts";
+import { lazyPackage } from "../../shared/runtime/lazy-package.ts";
 
 /**
  * The console's boxed tables (the case list, the summary), drawn in one pass: the same look as

@@ -1,12 +1,13 @@
 import { xmlDocument } from "./lazy-deps.ts";
-import type { SuiteResult } from "../../shared/result.ts";
-import { redactSuite, redactText } from "../../shared/secrets.ts";
+import type { SuiteResult } from "../../shared/result/result.ts";
+import { redactSuite, redactText } from "../../shared/redaction/secrets.ts";
+import { casePassRateInterval } from "../../shared/result/run-statistics.ts";
 
 /**
  * JUnit XML, a projection of the JSON report that CI dashboards read: one testcase per case,
  * `<skipped>` for skipped cases, `<error>` for cases that did not complete (agent errors,
  * timeouts, crashes), `<failure>` for cases whose checks failed. Secrets are removed first
- * (shared/secrets.ts), before any text is cut. The `timestamp` is when the run started (the
+ * (shared/redaction/secrets.ts), before any text is cut. The `timestamp` is when the run started (the
  * suite's `startedAt`; a resumed run's is its first coordinator's), else now.
  */
 export function toJUnitXml(result: SuiteResult, suiteNameGiven: string, timestamp: Date = result.startedAt ? new Date(result.startedAt) : new Date()): string {
@@ -31,14 +32,44 @@ export function toJUnitXml(result: SuiteResult, suiteNameGiven: string, timestam
   props.ele("property", { name: "cost_usd", value: String(usage.costUsd) });
   props.ele("property", { name: "cost_unknown_cases", value: String(usage.unknownCostCases) });
   props.ele("property", { name: "infra_errors", value: String(suite.infraErrors) });
+  // The pass rate with its interval (shared/result/run-statistics.ts), as the JSON summary has them.
+  const stats = suite.statistics;
+  const statProps: [string, number | string | null][] = [
+    ["confidence", stats.confidence],
+    ["pass_rate", stats.trialPassRate],
+    ["pass_rate_ci_low", stats.passRateInterval[0]],
+    ["pass_rate_ci_high", stats.passRateInterval[1]],
+    ["pass_rate_method", stats.method],
+    ...Object.entries(stats.passHatK ?? {}).map(([k, v]): [string, number] => [`pass_hat_${k}`, v]),
+    ["judge_score_mean", stats.judgeScore?.mean ?? null],
+    ["judge_score_ci_low", stats.judgeScore?.interval[0] ?? null],
+    ["judge_score_ci_high", stats.judgeScore?.interval[1] ?? null],
+    ["score_value_mean", stats.scoreValue?.mean ?? null],
+    ["score_value_ci_low", stats.scoreValue?.interval[0] ?? null],
+    ["score_value_ci_high", stats.scoreValue?.interval[1] ?? null],
+  ];
+  for (const [key, value] of statProps) if (value !== null) props.ele("property", { name: key, value: String(value) });
   for (const r of results) {
     const tc = ts.ele("testcase", { name: clean(r.name), classname: clean(`${suiteName}.${r.teamId ?? r.agentId ?? "case"}`), time: seconds(r.durationSeconds) });
+    // A repeated case: its pass rate, its interval and its rule, as testcase properties (JUnit 5's, which Jenkins and GitLab read).
+    const ci = casePassRateInterval(r, stats.confidence);
+    if (ci && r.passRate !== null) {
+      const caseProps = tc.ele("properties");
+      caseProps.ele("property", { name: "pass_rate", value: String(r.passRate) });
+      caseProps.ele("property", { name: "pass_rate_ci_low", value: String(ci[0]) });
+      caseProps.ele("property", { name: "pass_rate_ci_high", value: String(ci[1]) });
+      caseProps.ele("property", { name: "case_pass_rate", value: String(r.casePassRate ?? 1) });
+    }
     if (r.skipped) {
       tc.ele("skipped", { message: clean(r.error ?? "skipped") });
     } else if (!r.passed) {
       const verdicts = [
         r.judgePassed === false ? `judge failed${r.judgeScore !== null ? ` (score ${r.judgeScore})` : ""}${r.judgeReason ? `: ${r.judgeReason}` : ""}` : null,
-        r.reliabilityPassed === false ? `reliability failed: missing ${r.reliability?.missingToolCalls.join(", ") || "-"}; unexpected ${r.reliability?.failedToolCalls.join(", ") || "-"}` : null,
+        r.reliabilityPassed === false
+          ? r.reliability?.reason
+            ? `reliability failed: ${r.reliability.reason}`
+            : `reliability failed: missing ${r.reliability?.missingToolCalls.join(", ") || "-"}; unexpected ${r.reliability?.failedToolCalls.join(", ") || "-"}`
+          : null,
         r.score && !r.score.passed ? `scorer failed (${r.score.value})${r.score.reason ? `: ${r.score.reason}` : ""}` : null,
         r.expectations?.expectedOutput && !r.expectations.expectedOutput.passed ? `expected_output (${r.expectations.expectedOutput.method}) failed: ${r.expectations.expectedOutput.reason}` : null,
         r.expectations?.expectedAgentTools && !r.expectations.expectedAgentTools.passed ? `expected_agent_tools failed: ${r.expectations.expectedAgentTools.reason}` : null,

@@ -1,4 +1,4 @@
-import { lazyPackage } from "../../shared/lazy-package.ts";
+import { lazyPackage } from "../../shared/runtime/lazy-package.ts";
 import type CliProgress from "cli-progress";
 import type Table from "cli-table3";
 import type { create } from "xmlbuilder2";

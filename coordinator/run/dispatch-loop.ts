@@ -1,18 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import pLimit from "p-limit";
-import type { RunEvent } from "../../shared/agent.ts";
-import type { Case } from "../../shared/case.ts";
-import { CaseResult, SuiteResult } from "../../shared/result.ts";
+import type { RunEvent } from "../../shared/case/agent.ts";
+import type { Case } from "../../shared/case/case.ts";
+import { CaseResult, SuiteResult } from "../../shared/result/result.ts";
 import { EvalfleetError, ErrorCode } from "../../shared/errors.ts";
 import { round3 } from "../../shared/py-format.ts";
 import { DEFAULT_INLINE_CONCURRENCY } from "../../shared/defaults.ts";
 import { callSyncHook, type SuiteHooks } from "../../shared/hooks.ts";
 import { ResultCollector } from "./reassemble.ts";
-import type { LimitTable } from "../../shared/limits/limit-spec.ts";
-import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/prices.ts";
-import { BUDGET_EXHAUSTED, BudgetMeter, hasBudget, type Budget } from "../../shared/budget.ts";
+import type { LimitTable } from "../../shared/providers/limit-spec.ts";
+import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/providers/prices.ts";
+import { BUDGET_EXHAUSTED, BudgetMeter, hasBudget, type Budget } from "../../shared/providers/budget.ts";
 import type { SelectedCase } from "./select.ts";
+import { applyCasePassRule } from "../../shared/trials/case-pass-rule.ts";
 import type { RunPhase } from "./state.ts";
 
 /**
@@ -41,14 +42,21 @@ export interface EngineOptions extends SuiteHooks {
   passThreshold?: number | null;
   /** Runs per case (`--repeat`); kept on the SuiteResult (the executor runs them). Default 1. */
   repeat?: number;
-  /** Retries of a case whose failure is `infra` (`--retries`; the executor runs them, shared/infra-retry.ts). Default 0. */
+  /**
+   * A repeated case passes when at least this fraction of its trials pass, unless the case sets its
+   * own `passRate` (shared/trials/case-pass-rule.ts). Default: every trial (1).
+   */
+  casePassRate?: number | null;
+  /** Two-sided confidence of the report's intervals, kept on the SuiteResult. Default: the statistics' (0.95). */
+  confidence?: number;
+  /** Retries of a case whose failure is `infra` (`--retries`; the executor runs them, shared/trials/infra-retry.ts). Default 0. */
   retries?: number;
   /**
    * Provider limits by key for this process's limiter (the executor's; docs/providers.md), already
    * merged (suite, `EVALFLEET_LIMITS`, `--limit`). Default: none configured (keys learn their limits).
    */
   limits?: LimitTable | null;
-  /** Prices by model over the built-in table (shared/prices.ts): each result's cost is filled in as it arrives. Default: the built-in table. */
+  /** Prices by model over the built-in table (shared/providers/prices.ts): each result's cost is filled in as it arrives. Default: the built-in table. */
   prices?: PriceTable | null;
   /** `--budget-usd` / `--budget-tokens`: once spent, nothing new starts and the rest is skipped (`skipped: budget exhausted`). Default none. */
   budget?: Budget | null;
@@ -104,6 +112,8 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
           const startErrors: string[] = [];
           if (options.onCaseStart) callSyncHook("onCaseStart", () => options.onCaseStart!(sel.case), (m) => startErrors.push(m));
           const result = await execute(sel, { signal: cancel.signal, onRunEvent: options.onRunEvent });
+          // The pass rule first: every hook and report after this reads the verdict it gives.
+          applyCasePassRule(result, sel.case.passRate, options.casePassRate);
           // Costs from the price table, where the results are collected (the threads need no prices).
           result.usage = priceUsage(result.usage, prices);
           // Recorded after the body and teardown, as Agno does.
@@ -142,5 +152,7 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
     budget: meter ? { ...meter.budget, exhausted: budgetSpent } : null,
     passThreshold: options.passThreshold ?? null,
     repeat: options.repeat ?? 1,
+    casePassRate: options.casePassRate ?? null,
+    ...(options.confidence === undefined ? {} : { confidence: options.confidence }),
   });
 }

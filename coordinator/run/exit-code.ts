@@ -1,4 +1,4 @@
-import type { SuiteResult } from "../../shared/result.ts";
+import type { SuiteResult } from "../../shared/result/result.ts";
 
 /**
  * Exit codes. Pure. 2 wins over 3, 3 over 1.

@@ -1,5 +1,5 @@
 import { EvalfleetError, ErrorCode } from "../../shared/errors.ts";
-import { MAX_REPEAT } from "../../shared/fold-repeats.ts";
+import { MAX_REPEAT } from "../../shared/trials/fold-repeats.ts";
 import { SCORING_METHODS, type ScoringMethod } from "../../shared/datasets/expected-output-methods.ts";
 
 /**

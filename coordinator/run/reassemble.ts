@@ -1,6 +1,6 @@
-import type { CaseResult } from "../../shared/result.ts";
+import type { CaseResult } from "../../shared/result/result.ts";
 import type { SelectedCase } from "./select.ts";
-import { resultShell } from "../../shared/result-shell.ts";
+import { resultShell } from "../../shared/result/result-shell.ts";
 
 /**
  * Folding results that arrive in any order, any number of times, into declaration order.

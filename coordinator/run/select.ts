@@ -1,4 +1,4 @@
-import type { Case } from "../../shared/case.ts";
+import type { Case } from "../../shared/case/case.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 import { evalSetMembers, normalizeEvalSets, type EvalSets, type EvalSetsDefinition } from "../../shared/datasets/eval-sets.ts";
 

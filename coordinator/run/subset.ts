@@ -1,4 +1,4 @@
-import type { Case } from "../../shared/case.ts";
+import type { Case } from "../../shared/case/case.ts";
 import { EvalfleetError, ErrorCode } from "../../shared/errors.ts";
 import type { SelectedCase } from "./select.ts";
 import { seededRandom } from "../../shared/seeded-random.ts";

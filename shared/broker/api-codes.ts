@@ -1,3 +1,4 @@
+// runs in: main
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 
 /**

@@ -1,10 +1,11 @@
+// runs in: main
 import { readFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { hostname } from "node:os";
 import { connect as tlsConnect } from "node:tls";
 import { connect, credsAuthenticator, nkeyAuthenticator, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
 import { EvalfleetError, ErrorCode, errorMessage } from "../errors.ts";
-import { redactText, registerSecret } from "../secrets.ts";
+import { redactText, registerSecret } from "../redaction/secrets.ts";
 import { credsFileSecrets, type NatsSettings } from "./nats-settings.ts";
 
 /**

@@ -1,5 +1,6 @@
+// runs in: both
 import { EvalfleetError, ErrorCode } from "../errors.ts";
-import { redactText, registerSecret } from "../secrets.ts";
+import { redactText, registerSecret } from "../redaction/secrets.ts";
 import { DEFAULT_NATS_URL } from "../defaults.ts";
 import type { Environment } from "../environment.ts";
 
@@ -53,7 +54,7 @@ export interface NatsFlags {
  * `NATS_USER`, `NATS_PASSWORD`, `NATS_NKEY` (seed file), `NATS_CREDS`, `NATS_CA`, `NATS_CERT`, `NATS_KEY`,
  * `NATS_INBOX_PREFIX`. Credentials in a URL (`nats://user:password@host`, `nats://token@host`) are
  * used when no other way to authenticate is given, and are removed from the URL either way.
- * Every secret is registered with the process's redactor (shared/secrets.ts), so no output shows it.
+ * Every secret is registered with the process's redactor (shared/redaction/secrets.ts), so no output shows it.
  */
 export function natsSettingsFrom(flags: NatsFlags, env: Environment): NatsSettings {
   const url = flags.nats ?? env.NATS_URL ?? DEFAULT_NATS_URL;

@@ -1,3 +1,4 @@
+// runs in: main
 import { createInbox, headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { ErrorCode, EvalfleetError } from "../errors.ts";

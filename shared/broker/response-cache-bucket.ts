@@ -1,3 +1,4 @@
+// runs in: main
 import { Kvm, type KV } from "@nats-io/kv";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { MAX_SHARED_CACHE_VALUE_BYTES } from "../defaults.ts";

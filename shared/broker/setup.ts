@@ -1,3 +1,4 @@
+// runs in: main
 import type { NatsConnection } from "@nats-io/transport-node";
 import { ConfirmedPublisher } from "./publisher.ts";
 import { nanos } from "@nats-io/transport-node";
@@ -15,7 +16,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import { EvalfleetError, ErrorCode, errorMessage } from "../errors.ts";
 import { isStreamNotFound } from "./api-codes.ts";
 import { CASES_STREAM, CASES_STREAM_SUBJECTS, RESULTS_STREAM, RESULTS_STREAM_SUBJECTS, RUNS_BUCKET, RUN_KEYS_BUCKET } from "./subjects.ts";
-import { sleep } from "../sleep.ts";
+import { sleep } from "../process/sleep.ts";
 import { processEnvironment, streamReplicasFromEnvironment } from "../environment.ts";
 
 /**

@@ -1,3 +1,4 @@
+// runs in: both
 import { EvalfleetError, ErrorCode } from "../errors.ts";
 
 /**
@@ -7,8 +8,8 @@ import { EvalfleetError, ErrorCode } from "../errors.ts";
  * KV     EVALFLEET_RUNS     <run>.manifest  <run>.state  <run>.cancel  <run>.workers.<worker>
  * KV     EVALFLEET_RUN_KEYS <run>                             the run's key (coordinators only)
  * KV     EVALFLEET_CACHE    <sha256>                          shared response cache (`--cache shared`)
- * stream EVALFLEET_CASES    evalfleet.<run>.cases.<index>     WorkQueue
- * stream EVALFLEET_RESULTS  evalfleet.<run>.results.<index>-<seal>   Limits
+ * stream EVALFLEET_CASES    evalfleet.<run>.cases.<delivery>  WorkQueue (delivery: <index>, or <index>t<trial> past trial 1)
+ * stream EVALFLEET_RESULTS  evalfleet.<run>.results.<delivery>-<seal>   Limits
  * core   evalfleet.<run>.events.<index>                       live progress, disposable
  * core   evalfleet.<run>.limits.acquire                       a worker asks the coordinator for a provider permit (request/reply)
  * core   evalfleet.<run>.limits.release                       a worker gives a permit back, with what the provider said
@@ -65,26 +66,38 @@ export function toToken(label: string): string {
   return t.length > 0 ? t : "_";
 }
 
-/** The subject of one case of a run. */
-export function caseSubject(runId: string, index: number): string {
-  return `${SUBJECT_ROOT}.${runId}.cases.${index}`;
+/**
+ * One delivery's subject token: `<index>` for a case's first trial (the names of protocol 3), else
+ * `<index>t<trial>` (`--repeat`: each trial of a case is its own delivery, see docs/distributed.md).
+ */
+export function deliveryToken(index: number, trial = 1): string {
+  if (!Number.isInteger(trial) || trial < 1) throw new RangeError(`a trial is an integer >= 1, got ${trial}`);
+  return trial === 1 ? `${index}` : `${index}t${trial}`;
+}
+
+/** The subject of one trial of one case of a run (trial 1: `cases.<index>`). */
+export function caseSubject(runId: string, index: number, trial = 1): string {
+  return `${SUBJECT_ROOT}.${runId}.cases.${deliveryToken(index, trial)}`;
 }
 /** Every case subject of a run (for purges and stream-info filters). */
 export function caseSubjects(runId: string): string {
   return `${SUBJECT_ROOT}.${runId}.cases.*`;
 }
 /**
- * The subject of one case's result: `<index>-<seal>`, the seal of the case's delivery token
+ * The subject of one trial's result: `<delivery>-<seal>`, the seal of the trial's delivery token
  * (shared/wire/case-token.ts). One subject token, so the results stream's subjects and the
  * permissions that name them are those of every evalfleet version.
  */
-export function resultSubject(runId: string, index: number, seal: string): string {
-  return `${SUBJECT_ROOT}.${runId}.results.${index}-${seal}`;
+export function resultSubject(runId: string, index: number, seal: string, trial = 1): string {
+  return `${SUBJECT_ROOT}.${runId}.results.${deliveryToken(index, trial)}-${seal}`;
 }
-/** The case index and the seal of a result subject; `seal` is null when the subject carries none. Null when it is not a result subject. */
-export function resultSubjectParts(subject: string): { index: number; seal: string | null } | null {
-  const m = /^[^.]+\.[^.]+\.results\.(\d+)(?:-([0-9a-f]{32}))?$/.exec(subject);
-  return m ? { index: Number(m[1]), seal: m[2] ?? null } : null;
+/**
+ * The case index, trial and seal of a result subject; `seal` is null when the subject carries
+ * none. Null when it is not a result subject.
+ */
+export function resultSubjectParts(subject: string): { index: number; trial: number; seal: string | null } | null {
+  const m = /^[^.]+\.[^.]+\.results\.(\d+)(?:t([1-9]\d*))?(?:-([0-9a-f]{32}))?$/.exec(subject);
+  return m ? { index: Number(m[1]), trial: m[2] ? Number(m[2]) : 1, seal: m[3] ?? null } : null;
 }
 /** Every result subject of a run. */
 export function resultSubjects(runId: string): string {
@@ -117,21 +130,27 @@ export function startGateSubject(runId: string): string {
 export function runConsumer(runId: string): string {
   return `run-${runId}`;
 }
-/** Message id of a published case (dedup within the stream's window). */
-export function caseMsgId(runId: string, index: number): string {
-  return `${runId}:${index}`;
+/** Message id of a published trial of a case (dedup within the stream's window); trial 1 keeps `<run>:<index>`. */
+export function caseMsgId(runId: string, index: number, trial = 1): string {
+  return trial === 1 ? `${runId}:${index}` : `${runId}:${index}:t${trial}`;
 }
 /**
  * Message id of a published result. It carries the seal: an id anyone could compute would let a
  * forgery published first make the real result a "duplicate" the stream drops.
  */
-export function resultMsgId(runId: string, index: number, seal: string): string {
-  return `${runId}:${index}:r:${seal}`;
+export function resultMsgId(runId: string, index: number, seal: string, trial = 1): string {
+  return `${runId}:${deliveryToken(index, trial)}:r:${seal}`;
+}
+/** The case index and trial of a case or result subject (an event subject: trial 1), or `null` when the subject is not one. */
+export function deliveryOfSubject(subject: string): { index: number; trial: number } | null {
+  const m = /^[^.]+\.[^.]+\.(?:cases|events)\.(\d+)(?:t([1-9]\d*))?$/.exec(subject);
+  if (m) return { index: Number(m[1]), trial: m[2] ? Number(m[2]) : 1 };
+  const r = resultSubjectParts(subject);
+  return r ? { index: r.index, trial: r.trial } : null;
 }
 /** The index in a case, result or event subject, or `null` when the subject is not one. */
 export function indexOfSubject(subject: string): number | null {
-  const m = /^[^.]+\.[^.]+\.(?:cases|events)\.(\d+)$/.exec(subject);
-  return m ? Number(m[1]) : (resultSubjectParts(subject)?.index ?? null);
+  return deliveryOfSubject(subject)?.index ?? null;
 }
 
 /** KV keys of a run. */

@@ -1,3 +1,4 @@
+// runs in: both
 import { shortRepr, type RowProblem } from "./problem-text.ts";
 import { ROW_FIELD_SET, suggestion, type RowField } from "./row-fields.ts";
 import { jsonErrorText } from "./expected-output-methods.ts";
@@ -7,8 +8,10 @@ import { jsonErrorText } from "./expected-output-methods.ts";
  * I/O (files.ts reads the records).
  */
 
-const CSV_NUMBER_FIELDS: ReadonlySet<RowField> = new Set(["tolerance", "judge_threshold", "timeout_seconds"]);
-const CSV_LIST_FIELDS: ReadonlySet<RowField> = new Set(["tags", "expected_tools", "expected_agent_tools", "expected_knowledge_sources", "eval_functions"]);
+const CSV_NUMBER_FIELDS: ReadonlySet<RowField> = new Set(["tolerance", "judge_threshold", "timeout_seconds", "max_tool_calls"]);
+/** Lists: comma-separated names, or a JSON list (tool-call matchers need the JSON form). */
+const CSV_LIST_FIELDS: ReadonlySet<RowField> = new Set(["tags", "expected_tools", "expected_tool_calls", "forbidden_tools", "expected_agent_tools", "expected_knowledge_sources", "eval_functions"]);
+const CSV_BOOLEAN_FIELDS: ReadonlySet<RowField> = new Set(["allow_additional_tools", "tool_calls_must_succeed"]);
 /** Columns whose cell is a JSON object. */
 const CSV_OBJECT_FIELDS: ReadonlySet<RowField> = new Set(["metadata", "RBAC"]);
 
@@ -55,7 +58,7 @@ export function csvRecordToRow(header: readonly string[], record: readonly strin
     if (CSV_NUMBER_FIELDS.has(field)) {
       const trimmed = cell.trim();
       row[field] = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(trimmed) ? Number(trimmed) : cell;
-    } else if (field === "allow_additional_tools") {
+    } else if (CSV_BOOLEAN_FIELDS.has(field)) {
       const v = cell.trim().toLowerCase();
       row[field] = v === "true" || v === "yes" || v === "1" ? true : v === "false" || v === "no" || v === "0" ? false : cell;
     } else if (CSV_LIST_FIELDS.has(field)) {

@@ -1,10 +1,12 @@
+// runs in: both
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Agent, CaseInput, Team } from "../agent.ts";
-import { Case, type JudgeMode, type SetupHook, type TeardownHook } from "../case.ts";
-import type { JudgeModel } from "../judge-model.ts";
-import type { Scorer } from "../score.ts";
+import type { Agent, CaseInput, Team } from "../case/agent.ts";
+import { Case, type JudgeMode, type SetupHook, type TeardownHook } from "../case/case.ts";
+import type { JudgeModel } from "../case/judge-model.ts";
+import type { Scorer } from "../case/score.ts";
+import type { ToolCallExpectation, ToolCallOrder } from "../case/tool-call-matchers.ts";
 import type { ExpectedOutput, ResolvedScoring } from "./expected-output-methods.ts";
 import { resolveScoring } from "./expected-output-methods.ts";
 import type { DatasetProblem } from "../errors.ts";
@@ -170,6 +172,10 @@ export class DatasetCase {
       judgeThreshold: spec.judgeThreshold,
       expectedToolCalls: spec.expectedToolCalls,
       allowAdditionalToolCalls: spec.allowAdditionalToolCalls,
+      toolCallOrder: spec.toolCallOrder,
+      forbiddenToolCalls: spec.forbiddenToolCalls,
+      maxToolCalls: spec.maxToolCalls,
+      toolCallsMustSucceed: spec.toolCallsMustSucceed,
       expectedOutput: spec.expectedOutput,
       outputScoring: spec.outputScoring,
       expectedAgentTools: spec.expectedAgentTools,
@@ -191,11 +197,23 @@ export class DatasetCase {
   get judgeThreshold(): number {
     return this.materialize().judgeThreshold;
   }
-  get expectedToolCalls(): readonly string[] | null {
+  get expectedToolCalls(): readonly ToolCallExpectation[] | null {
     return this.materialize().expectedToolCalls;
   }
   get allowAdditionalToolCalls(): boolean {
     return this.materialize().allowAdditionalToolCalls;
+  }
+  get toolCallOrder(): ToolCallOrder {
+    return this.materialize().toolCallOrder;
+  }
+  get forbiddenToolCalls(): readonly ToolCallExpectation[] | null {
+    return this.materialize().forbiddenToolCalls;
+  }
+  get maxToolCalls(): number | null {
+    return this.materialize().maxToolCalls;
+  }
+  get toolCallsMustSucceed(): boolean {
+    return this.materialize().toolCallsMustSucceed;
   }
   get description(): string | null {
     return this.materialize().description;

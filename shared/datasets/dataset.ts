@@ -1,10 +1,13 @@
+// runs in: both
 import * as z from "zod";
-import type { Agent, CaseInput, Team } from "../agent.ts";
-import type { JudgeMode } from "../case.ts";
+import type { Agent, CaseInput, Team } from "../case/agent.ts";
+import type { JudgeMode } from "../case/case.ts";
+import { JUDGE_PASS_THRESHOLD } from "../case/judge-model.ts";
 import { pyRepr } from "../py-format.ts";
 import { EXULU_FIELD_SCHEMAS, withExuluMetadata } from "./exulu-fields.ts";
 import { describeValue, formatPath, shortRepr, valueAt, type RowProblem } from "./problem-text.ts";
 import { suggestion } from "./row-fields.ts";
+import { firstUnknownKey, optionKeys, unknownOption } from "../option-keys.ts";
 import { messageProblems, toChatMessages } from "./ui-messages.ts";
 import {
   expectedOutputProblem,
@@ -16,7 +19,8 @@ import {
   type ResolvedScoring,
   type ScoringMethod,
 } from "./expected-output-methods.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
+import { TOOL_CALL_ORDERS, toolCallListProblems, type MatcherListContext, type ToolCallExpectation, type ToolCallOrder } from "../case/tool-call-matchers.ts";
 
 /**
  * Data-driven cases: the row format of dataset files (Exulu's test case fields, snake_case), the
@@ -49,8 +53,19 @@ export interface DatasetDeclaration extends DatasetOptions {
   path: string | URL;
 }
 
-/** Declares a dataset: `dataset("./cases.jsonl", { agent: "support-bot", scoring: "contains" })`. */
+/** The known keys of {@link dataset}'s options. */
+export const DATASET_OPTION_KEYS: ReadonlySet<string> = optionKeys<DatasetOptions>({ format: true, agent: true, scoring: true, tags: true, allowAdditionalTools: true });
+
+/**
+ * Declares a dataset: `dataset("./cases.jsonl", { agent: "support-bot", scoring: "contains" })`.
+ * An unknown option throws a ConfigError naming the file and the nearest known option
+ * (`dataset 'cases.jsonl': unknown option 'scoringMethod' (did you mean scoring?)`).
+ */
 export function dataset(path: string | URL, options: DatasetOptions = {}): DatasetDeclaration {
+  if (options !== null && typeof options === "object") {
+    const unknown = firstUnknownKey(options, DATASET_OPTION_KEYS);
+    if (unknown !== null) throw unknownOption(`dataset ${pyRepr(String(path))}`, unknown, DATASET_OPTION_KEYS);
+  }
   return Object.freeze({ ...options, path });
 }
 
@@ -85,6 +100,13 @@ export function formatFromPath(path: string): DatasetFormat | null {
 const text = (what = "must be text") => z.string({ error: what });
 const nonEmptyText = (what = "must be text") => text(what).min(1, { error: "must not be empty" });
 const toolList = lazySchema(() => z.array(nonEmptyText("must be a tool name (text)"), { error: "must be a list of names" }));
+/** Tool calls: names or `{ name, args, times, result }` matchers (`{ "$regex": ... }` for patterns), each problem at its path. */
+const toolCallList = (context: MatcherListContext) =>
+  z.array(z.unknown(), { error: "must be a list of names" }).superRefine((list, ctx) => {
+    for (const p of toolCallListProblems(list, context)) ctx.addIssue({ code: "custom", path: [...p.path], message: p.message, input: list });
+  });
+const EXPECTED_IN_DATA: MatcherListContext = { forbidden: false, fromData: true };
+const FORBIDDEN_IN_DATA: MatcherListContext = { forbidden: true, fromData: true };
 
 /**
  * A conversation: `{role, content}` messages (content: text or AI SDK model parts) and AI SDK UI
@@ -112,8 +134,13 @@ export const DatasetRowSchema = lazySchema(() => z.strictObject({
   }).optional(),
   scoring_method: z.enum(SCORING_METHODS, { error: `must be one of ${SCORING_METHODS.join(", ")}` }).optional(),
   tolerance: z.number({ error: "must be a number" }).finite().min(0, { error: "must be >= 0" }).optional(),
-  expected_tools: toolList.optional(),
+  expected_tools: toolCallList(EXPECTED_IN_DATA).optional(),
+  expected_tool_calls: toolCallList(EXPECTED_IN_DATA).optional(),
   allow_additional_tools: z.boolean({ error: "must be true or false" }).optional(),
+  tool_call_order: z.enum(TOOL_CALL_ORDERS, { error: `must be one of ${TOOL_CALL_ORDERS.join(", ")}` }).optional(),
+  forbidden_tools: toolCallList(FORBIDDEN_IN_DATA).optional(),
+  max_tool_calls: z.number({ error: "must be a whole number >= 0" }).int({ error: "must be a whole number >= 0" }).min(0, { error: "must be a whole number >= 0" }).optional(),
+  tool_calls_must_succeed: z.boolean({ error: "must be true or false" }).optional(),
   expected_agent_tools: toolList.optional(),
   expected_knowledge_sources: z.array(nonEmptyText("must be a source name (text)"), { error: "must be a list of names" }).optional(),
   criteria: text().optional(),
@@ -158,8 +185,12 @@ export interface RowSpec {
   input: CaseInput;
   expectedOutput: ExpectedOutput | null;
   outputScoring: ResolvedScoring;
-  expectedToolCalls: readonly string[] | null;
+  expectedToolCalls: readonly ToolCallExpectation[] | null;
   allowAdditionalToolCalls: boolean;
+  toolCallOrder: ToolCallOrder;
+  forbiddenToolCalls: readonly ToolCallExpectation[] | null;
+  maxToolCalls: number | null;
+  toolCallsMustSucceed: boolean;
   expectedAgentTools: readonly string[] | null;
   expectedKnowledgeSources: readonly string[] | null;
   criteria: string | null;
@@ -242,7 +273,7 @@ export function rowToSpec(raw: unknown, ctx: RowContext): { spec: RowSpec } | { 
   }
 
   const judgeMode: JudgeMode = r.judge_mode ?? "binary";
-  const judgeThreshold = r.judge_threshold ?? 7;
+  const judgeThreshold = r.judge_threshold ?? JUDGE_PASS_THRESHOLD;
   if (judgeMode === "numeric" && !bad("judge_threshold") && !(judgeThreshold >= 1 && judgeThreshold <= 10)) {
     problems.push({ field: "judge_threshold", message: `must be 1-10, got ${pyRepr(judgeThreshold)}` });
   }
@@ -259,8 +290,15 @@ export function rowToSpec(raw: unknown, ctx: RowContext): { spec: RowSpec } | { 
     if (r.tolerance !== undefined) problems.push({ field: "tolerance", message: "is set but expected_output is not" });
   }
 
-  const list = (v: readonly string[] | undefined): readonly string[] | null => (v && v.length > 0 ? Object.freeze([...v]) : null);
-  const expectedToolCalls = list(r.expected_tools);
+  const list = <T>(v: readonly T[] | undefined): readonly T[] | null => (v && v.length > 0 ? Object.freeze([...v]) : null);
+  // expected_tool_calls is Agno's name for expected_tools: one of the two.
+  if (r.expected_tools !== undefined && r.expected_tool_calls !== undefined) problems.push({ field: "expected_tool_calls", message: "is set beside expected_tools: they are the same field, set one" });
+  const expectedToolCalls = list((r.expected_tools ?? r.expected_tool_calls) as readonly ToolCallExpectation[] | undefined);
+  const forbiddenToolCalls = list(r.forbidden_tools as readonly ToolCallExpectation[] | undefined);
+  const toolCallOrder: ToolCallOrder = r.tool_call_order ?? "any";
+  if (toolCallOrder !== "any" && !expectedToolCalls && !bad("expected_tools", "expected_tool_calls")) problems.push({ field: "tool_call_order", message: `is ${toolCallOrder} but expected_tools is not set (the calls to put in order)` });
+  if (toolCallOrder === "exact" && r.allow_additional_tools === true) problems.push({ field: "allow_additional_tools", message: "is true but tool_call_order is exact (exactly these calls and nothing else)" });
+  const trajectoryBounds = forbiddenToolCalls !== null || r.max_tool_calls !== undefined || r.tool_calls_must_succeed === true;
   const expectedAgentTools = list(r.expected_agent_tools);
   const expectedKnowledgeSources = list(r.expected_knowledge_sources);
   const criteria = r.criteria ? r.criteria : null;
@@ -271,8 +309,10 @@ export function rowToSpec(raw: unknown, ctx: RowContext): { spec: RowSpec } | { 
   const exulu = withExuluMetadata(r.metadata, { createdAt: r.createdAt, updatedAt: r.updatedAt, RBAC: r.RBAC });
   if (!bad("metadata")) problems.push(...exulu.problems);
   // An unknown field is often a misspelt check (expected_tool): "no checks" would only add noise.
-  const checksInvalid = bad("expected_output", "expected_tools", "expected_agent_tools", "expected_knowledge_sources", "criteria", "eval_functions") || [...invalid].some((k) => !shape[k]);
-  if (!checksInvalid && expectedOutput === null && !expectedToolCalls && !expectedAgentTools && !expectedKnowledgeSources && !criteria && !evalFunctions) {
+  const checksInvalid =
+    bad("expected_output", "expected_tools", "expected_tool_calls", "forbidden_tools", "max_tool_calls", "tool_calls_must_succeed", "expected_agent_tools", "expected_knowledge_sources", "criteria", "eval_functions") ||
+    [...invalid].some((k) => !shape[k]);
+  if (!checksInvalid && expectedOutput === null && !expectedToolCalls && !trajectoryBounds && !expectedAgentTools && !expectedKnowledgeSources && !criteria && !evalFunctions) {
     problems.push({ field: null, message: "has no checks: set expected_output, expected_tools, expected_agent_tools, expected_knowledge_sources, criteria and/or eval_functions" });
   }
 
@@ -289,7 +329,12 @@ export function rowToSpec(raw: unknown, ctx: RowContext): { spec: RowSpec } | { 
       expectedOutput,
       outputScoring: scoring,
       expectedToolCalls,
-      allowAdditionalToolCalls: r.allow_additional_tools ?? ctx.allowAdditionalTools,
+      // A dataset's allowAdditionalTools default gives way to a row's exact order.
+      allowAdditionalToolCalls: r.allow_additional_tools ?? (toolCallOrder === "exact" ? false : ctx.allowAdditionalTools),
+      toolCallOrder,
+      forbiddenToolCalls,
+      maxToolCalls: r.max_tool_calls ?? null,
+      toolCallsMustSucceed: r.tool_calls_must_succeed ?? false,
       expectedAgentTools,
       expectedKnowledgeSources,
       criteria,

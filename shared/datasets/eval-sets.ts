@@ -1,3 +1,4 @@
+// runs in: both
 import { readFileSync } from "node:fs";
 import * as z from "zod";
 import type { Node as YamlNode } from "yaml";
@@ -6,7 +7,7 @@ import { EvalfleetError, ErrorCode, type DatasetProblem } from "../errors.ts";
 import { pyRepr } from "../py-format.ts";
 import { EXULU_FIELD_SCHEMAS, withExuluMetadata } from "./exulu-fields.ts";
 import { formatPath, shortRepr, type RowProblem } from "./problem-text.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * Eval sets: named groups of cases (by name or id) that `--set` selects, as Exulu groups test

@@ -1,13 +1,14 @@
+// runs in: both
 import * as z from "zod";
 import { DEFAULT_SCORING_METHOD, SCORING_METHODS, type ScoringMethod } from "../defaults.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * The `expected_output` methods of data-driven cases: how a case's expected output is compared
  * with the agent's answer (`exact`, `contains`, `regex`, `json`, `numeric`, `judge`), their
  * options, and which expected values each accepts. Pure; no I/O. The comparison itself is
  * worker/runtime/checks/expected-output.ts (its verdict is the case's `expectations`). This is
- * not a custom scorer: a case's `scorer` (the `Scorer`/`Score` contract, shared/score.ts) is
+ * not a custom scorer: a case's `scorer` (the `Scorer`/`Score` contract, shared/case/score.ts) is
  * user code that gives the `score_*` keys, run by worker/runtime/checks/scorer.ts.
  */
 

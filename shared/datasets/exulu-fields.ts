@@ -1,7 +1,8 @@
+// runs in: both
 import * as z from "zod";
 import type { RowProblem } from "./problem-text.ts";
 import { shortRepr } from "./problem-text.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * Exulu's bookkeeping fields (`createdAt`, `updatedAt`, `RBAC`), which its `test_cases` and

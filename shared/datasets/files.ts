@@ -1,3 +1,4 @@
+// runs in: both
 import { createHash } from "node:crypto";
 import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { csvParse, csvParseSync, yaml } from "./parsers.ts";

@@ -1,4 +1,5 @@
-import { lazyPackage } from "../lazy-package.ts";
+// runs in: both
+import { lazyPackage } from "../runtime/lazy-package.ts";
 import type * as Yaml from "yaml";
 import type * as CsvParse from "csv-parse";
 import type * as CsvParseSync from "csv-parse/sync";

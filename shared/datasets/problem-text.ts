@@ -1,3 +1,4 @@
+// runs in: both
 import { pyRepr } from "../py-format.ts";
 
 /**

@@ -1,6 +1,7 @@
+// runs in: both
 import * as z from "zod";
-import type { ChatMessage, MessagePart, ProviderOptions, ToolResultOutput } from "../agent.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import type { ChatMessage, MessagePart, ProviderOptions, ToolResultOutput } from "../case/agent.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * The messages of a dataset row's `inputs`, validated and converted for the agent. A row may hold

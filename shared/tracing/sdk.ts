@@ -1,7 +1,8 @@
+// runs in: both
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { EvalfleetError, ErrorCode, errorMessage } from "../errors.ts";
 import type { TracingSettings } from "../environment.ts";
-import { redactJson, redactText } from "../secrets.ts";
+import { redactJson, redactText } from "../redaction/secrets.ts";
 import { markTracingActive, tracingApi } from "./spans.ts";
 
 /**
@@ -11,7 +12,7 @@ import { markTracingActive, tracingApi } from "./spans.ts";
  * (so an agent's `trace.getActiveSpan()` is its case's), registered globally through
  * `@opentelemetry/api`. The SDK packages are optional peer dependencies imported here only: a run
  * without tracing never loads them. Every span is redacted before it is exported
- * (shared/secrets.ts): its attributes, events and status message.
+ * (shared/redaction/secrets.ts): its attributes, events and status message.
  *
  * Each process and each worker thread starts its own (a thread has its own module instances); a
  * case's spans are flushed before its result is sent ({@link flushTracing}), so a worker that

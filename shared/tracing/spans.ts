@@ -1,4 +1,5 @@
-import { lazyPackage } from "../lazy-package.ts";
+// runs in: both
+import { lazyPackage } from "../runtime/lazy-package.ts";
 import type { Attributes, Context, Span, SpanKind as ApiSpanKind } from "@opentelemetry/api";
 
 /**

@@ -1,6 +1,7 @@
+// runs in: main
 import * as z from "zod";
 import { ErrorCode, EvalfleetError } from "../errors.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * The cases a run selected, as they are stored in its manifest: one bit per case of the suite

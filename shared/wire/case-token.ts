@@ -1,11 +1,13 @@
+// runs in: main
 import { createHash, createHmac, randomBytes } from "node:crypto";
 
 /**
  * Delivery tokens: how a result proves that its case was delivered to whoever publishes it.
  *
  * Each run has a random key (32 bytes) that only the coordinator's NATS user can read (it is kept
- * in the `EVALFLEET_RUN_KEYS` bucket, see shared/broker/subjects.ts). The token of case `i` is
- * `HMAC-SHA256(key, run id, i)`: indistinguishable from a random value to anyone without the key,
+ * in the `EVALFLEET_RUN_KEYS` bucket, see shared/broker/subjects.ts). The token of trial `t` of
+ * case `i` is `HMAC-SHA256(key, run id, i, t)` (each trial of a repeated case is its own delivery,
+ * so a result of trial 1 can never stand for trial 2): indistinguishable from a random value to anyone without the key,
  * and the same every time it is computed, so a coordinator that takes over a run (`coordinator
  * resume`) recovers every token of the cases published before the crash from the one key. The
  * token travels in the case message only; a worker echoes it in the result, and publishes the
@@ -33,9 +35,9 @@ export function newRunKey(): Buffer {
   return randomBytes(RUN_KEY_BYTES);
 }
 
-/** The token of case `index` of run `runId` under the run's key. */
-export function caseToken(runKey: Uint8Array, runId: string, index: number): string {
-  return createHmac("sha256", runKey).update(`evalfleet case token\n${runId}\n${index}`).digest("base64url");
+/** The token of trial `trial` (1-based) of case `index` of run `runId` under the run's key. */
+export function caseToken(runKey: Uint8Array, runId: string, index: number, trial: number): string {
+  return createHmac("sha256", runKey).update(`evalfleet case token\n${runId}\n${index}\n${trial}`).digest("base64url");
 }
 
 /** The seal of a token: what a result subject carries instead of the token itself. */
@@ -54,13 +56,13 @@ export class RunTokens {
     this.#runId = runId;
   }
 
-  /** The token of the case at a declaration index. */
-  token(index: number): string {
-    return caseToken(this.#key, this.#runId, index);
+  /** The token of a trial (1-based; default 1) of the case at a declaration index. */
+  token(index: number, trial = 1): string {
+    return caseToken(this.#key, this.#runId, index, trial);
   }
 
   /** The seal of that token. */
-  seal(index: number): string {
-    return resultSeal(this.token(index));
+  seal(index: number, trial = 1): string {
+    return resultSeal(this.token(index, trial));
   }
 }

@@ -1,5 +1,6 @@
+// runs in: both
 import * as z from "zod";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * The limiter's messages: between a process's worker threads and its main thread (on the pool's
@@ -10,7 +11,7 @@ import { lazySchema } from "../lazy-schema.ts";
 /** Protocol version of the limiter messages. */
 export const LIMITS_PROTOCOL = 1;
 
-/** What the provider said about a request (shared/limits/limiter-core.ts `LimitFeedback`). */
+/** What the provider said about a request (shared/providers/limiter-core.ts `LimitFeedback`). */
 export const LimitFeedbackSchema = lazySchema(() => z.object({
   status: z.number().int().nullable().optional(),
   retryAfterMs: z.number().nonnegative().nullable().optional(),
@@ -43,7 +44,7 @@ export const ThreadLimitGrantSchema = lazySchema(() => z.object({
 }));
 export type ThreadLimitGrant = z.infer<typeof ThreadLimitGrantSchema>;
 
-/** One provider key in `<run>.limits` (shared/limits/limiter-core.ts `KeySnapshot`). */
+/** One provider key in `<run>.limits` (shared/providers/limiter-core.ts `KeySnapshot`). */
 export const KeySnapshotSchema = lazySchema(() => z.object({
   key: z.string(),
   configured: z.object({ rpm: z.number().nullable(), tpm: z.number().nullable(), concurrency: z.number().nullable() }),

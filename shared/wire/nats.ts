@@ -1,10 +1,12 @@
+// runs in: main
 import * as z from "zod";
-import { LimitTableSchema } from "../limits/limit-spec.ts";
+import { LimitTableSchema } from "../providers/limit-spec.ts";
 import { CaseSelectionSchema } from "./case-selection.ts";
 import { CASE_TOKEN_PATTERN } from "./case-token.ts";
 import { CaseResultDataSchema } from "./result-data.ts";
 import { DEFAULT_MAX_OUTPUT_KB, DEFAULT_SETUP_TIMEOUT_SECONDS, DEFAULT_TEARDOWN_TIMEOUT_SECONDS, SCORING_METHODS } from "../defaults.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
+import { MAX_REPEAT } from "../trials/fold-repeats.ts";
 
 /**
  * The NATS protocol (distributed mode): the run records in the KV bucket and the case, result
@@ -17,8 +19,10 @@ import { lazySchema } from "../lazy-schema.ts";
  * (see protocol.ts). Across versions only the envelopes below stay the same, so that a refusal
  * is understood by a process speaking the other version.
  */
-export const NATS_PROTOCOL = 3;
+export const NATS_PROTOCOL = 4;
 const V = lazySchema(() => z.literal(NATS_PROTOCOL));
+/** A trial number (1-based), at most MAX_REPEAT; a message that says none is of trial 1. */
+const Trial = lazySchema(() => z.number().int().min(1).max(MAX_REPEAT).default(1));
 
 /** `<run>.manifest`: what a run is, written once by the coordinator. */
 export const RunManifestSchema = lazySchema(() => z.object({
@@ -71,7 +75,10 @@ export const RunManifestSchema = lazySchema(() => z.object({
   startGate: z.boolean().default(false),
   /** Retries of a case whose failure is `infra` (`--retries`), on the worker that ran it. Default 0. */
   retries: z.number().int().nonnegative().default(0),
-  /** Runs per case (`--repeat`): a worker runs every repeat of a case it takes. Default 1. */
+  /**
+   * Trials per case (`--repeat`): each trial is its own case message (protocol 4), so a case's
+   * trials run on many workers at once. Default 1.
+   */
   repeat: z.number().int().positive().default(1),
   /** The run-level pass threshold (0-1) the exit code follows, or null; kept so `resume` decides the same way. */
   passThreshold: z.number().min(0).max(1).nullable().default(null),
@@ -100,7 +107,16 @@ export function isFinishedPhase(phase: unknown): phase is "completed" | "cancell
  * `<run>.state`. The coordinator rewrites it every few seconds while it follows the run
  * (`updatedAt` is its heartbeat, see COORDINATOR_HEARTBEAT_SECONDS in shared/defaults.ts).
  */
-export const RunStateSchema = lazySchema(() => z.object({ v: V, phase: RunRecordPhaseSchema, published: z.number().int().nonnegative(), updatedAt: z.string() }));
+export const RunStateSchema = lazySchema(() =>
+  z.object({
+    v: V,
+    phase: RunRecordPhaseSchema,
+    published: z.number().int().nonnegative(),
+    updatedAt: z.string(),
+    /** Seconds the coordinator expects the run to go on, from the recorded durations (coordinator/run/run-eta.ts), as of `updatedAt`; absent without history. */
+    etaSeconds: z.number().nonnegative().optional(),
+  }),
+);
 export type RunStateRecord = z.infer<typeof RunStateSchema>;
 
 /** `<run>.cancel`: created once (the first writer wins). */
@@ -140,12 +156,14 @@ export const PresenceEnvelopeSchema = lazySchema(() => z.object({ workerId: z.st
 /** A case's delivery token (shared/wire/case-token.ts). */
 export const CaseTokenSchema = lazySchema(() => z.string().regex(CASE_TOKEN_PATTERN, "not a delivery token"));
 
-/** `evalfleet.<run>.cases.<index>`: run one case. */
+/** `evalfleet.<run>.cases.<delivery>`: run one trial of one case. */
 export const CaseMessageSchema = lazySchema(() => z
   .object({
     v: V,
     runId: z.string(),
     index: z.number().int().nonnegative(),
+    /** Which trial of the case this is (1-based; `--repeat`): its own delivery, token and result. */
+    trial: Trial,
     name: z.string(),
     fingerprint: z.string().length(64),
     /** The case's delivery token: the result echoes it. Published nowhere else. */
@@ -166,11 +184,13 @@ export const CaseMessageSchema = lazySchema(() => z
   .strict());
 export type CaseMessage = z.infer<typeof CaseMessageSchema>;
 
-/** `evalfleet.<run>.results.<index>-<seal>`: one case's result, published once. */
+/** `evalfleet.<run>.results.<delivery>-<seal>`: one trial's result, published once. */
 export const ResultMessageSchema = lazySchema(() => z.object({
   v: V,
   runId: z.string(),
   index: z.number().int().nonnegative(),
+  /** Which trial of the case this is (1-based; `--repeat`): its own delivery, token and result. */
+  trial: Trial,
   name: z.string(),
   workerId: z.string(),
   /** The delivery token of the case message this result answers. */
@@ -179,11 +199,13 @@ export const ResultMessageSchema = lazySchema(() => z.object({
 }));
 export type ResultMessage = z.infer<typeof ResultMessageSchema>;
 
-/** `evalfleet.<run>.events.<index>` (core NATS, disposable): a case started, or one of its run events. */
+/** `evalfleet.<run>.events.<index>` (core NATS, disposable): a trial of a case started, or one of its run events. */
 export const EventMessageSchema = lazySchema(() => z.object({
   v: V,
   runId: z.string(),
   index: z.number().int().nonnegative(),
+  /** Which trial of the case this is (1-based; `--repeat`): its own delivery, token and result. */
+  trial: Trial,
   workerId: z.string(),
   kind: z.enum(["started", "event"]),
   event: z.record(z.string(), z.unknown()).optional(),

@@ -1,3 +1,4 @@
+// runs in: both
 /**
  * Protocol versions. Every message of the NATS protocol carries its version in `v`, every thread
  * task in `protocol`. A process meeting a message of another version refuses it with one sentence

@@ -1,19 +1,20 @@
+// runs in: both
 import * as z from "zod";
-import type { RunOutput } from "../agent.ts";
-import { ErrorKindSchema } from "../error-kind.ts";
+import type { RunOutput } from "../case/agent.ts";
+import { ErrorKindSchema } from "../result/error-kind.ts";
 import { TranscriptSchema } from "./transcript.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * The data of one case result: the one place its shape is written. Every other result type is
  * built from these schemas: the `CaseResult` class takes its fields from {@link CaseResultData}
- * (shared/result.ts), the thread and NATS messages carry {@link CaseResultDataSchema}
+ * (shared/result/result.ts), the thread and NATS messages carry {@link CaseResultDataSchema}
  * (thread.ts, nats.ts), and the results store's records pick from the same types
- * (coordinator/history/store/records.ts). Types come from `z.infer`; receivers validate before
- * they trust. The JSON report is a projection of this data, not a copy (shared/result-json.ts).
+ * (coordinator/history/store/case-record.ts). Types come from `z.infer`; receivers validate before
+ * they trust. The JSON report is a projection of this data, not a copy (shared/result/result-json.ts).
  */
 
-/** A scorer's verdict (shared/score.ts: a `Scorer` returns it, `Score` validates it). */
+/** A scorer's verdict (shared/case/score.ts: a `Scorer` returns it, `Score` validates it). */
 export const ScoreDataSchema = lazySchema(() => z.object({
   /** In [0, 1] inclusive. */
   value: z.number().min(0).max(1),
@@ -25,6 +26,59 @@ export const ScoreDataSchema = lazySchema(() => z.object({
 /** A scorer's verdict. Built through `Score`, which validates `value`. */
 export type ScoreData = z.infer<typeof ScoreDataSchema>;
 
+/**
+ * One tool execution of a graded run, numbered as the reliability check saw it: `step` counts from
+ * 1 over the run's own executions (its `tools`), then each member's (`memberResponses`, depth
+ * first), the order a stored transcript keeps them in.
+ */
+export const TrajectoryStepSchema = lazySchema(() => z.object({
+  step: z.number().int().positive(),
+  /** The tool's name (`""` when the execution named none). */
+  tool: z.string(),
+  /** The `agentId` of the team member whose output holds the call; `null` for the run's own calls. */
+  member: z.string().nullable(),
+  /** `ok` (ran cleanly), `error` (`toolCallError` set) or `paused` (waiting for a human). */
+  outcome: z.enum(["ok", "error", "paused"]),
+  /** `matched` (it met an expectation), `failed` (a failure of the check points at it) or `other`. */
+  verdict: z.enum(["matched", "failed", "other"]),
+  /** The index in `expectedToolCalls` of the expectation it met, or null. */
+  expectation: z.number().int().nonnegative().nullable(),
+}));
+/** One numbered tool execution and its verdict. */
+export type TrajectoryStep = z.infer<typeof TrajectoryStepSchema>;
+
+/** What a failure of the reliability check is about. */
+export const TRAJECTORY_FAILURE_KINDS = ["missing", "mismatch", "times", "order", "exact", "unexpected", "forbidden", "max_tool_calls", "tool_error"] as const;
+
+/** One failure of the reliability check: its kind, the expectation and the step it concerns, and its one-line message. */
+export const TrajectoryFailureSchema = lazySchema(() => z.object({
+  kind: z.enum(TRAJECTORY_FAILURE_KINDS),
+  /** The index of the entry it is about: in `expectedToolCalls`, or in `forbiddenToolCalls` for `forbidden`; null for the others. */
+  expectation: z.number().int().nonnegative().nullable(),
+  /** The step it points at (the closest call, the unexpected or forbidden one, ...), or null (a call never made). */
+  step: z.number().int().positive().nullable(),
+  /** `expected get_weather(city="London"), got get_weather(city="Paris") at step 2`. */
+  message: z.string(),
+}));
+/** One failure of the reliability check. */
+export type TrajectoryFailure = z.infer<typeof TrajectoryFailureSchema>;
+
+/** The run's tool calls as the reliability check graded them, step by step (a viewer marks the failed steps). */
+export const TrajectorySchema = lazySchema(() => z.object({
+  /** The order mode the expected calls were compared in. */
+  order: z.enum(["any", "in_order", "exact"]),
+  steps: z.array(TrajectoryStepSchema),
+  /** Every failure, in the order the reason lists them; empty when the check passed. */
+  failures: z.array(TrajectoryFailureSchema),
+  /**
+   * Set when the lists were cut to cross to another process (shared/wire/fit-result.ts): how many
+   * steps and failures there were; the lists keep the first ones. Absent or null when whole.
+   */
+  cut: z.object({ steps: z.number().int().nonnegative(), failures: z.number().int().nonnegative() }).nullish(),
+}));
+/** The run's tool calls, step by step, with the check's failures. */
+export type TrajectoryData = z.infer<typeof TrajectorySchema>;
+
 /** The reliability check's details. */
 export const ReliabilityDetailsSchema = lazySchema(() => z.object({
   passed: z.boolean(),
@@ -32,8 +86,15 @@ export const ReliabilityDetailsSchema = lazySchema(() => z.object({
   failedToolCalls: z.array(z.string()),
   additionalToolCalls: z.array(z.string()),
   missingToolCalls: z.array(z.string()),
+  /**
+   * Why it passed or failed, one line (`expected get_weather(city="London"), got
+   * get_weather(city="Paris") at step 2`). Optional: results from an older evalfleet still parse.
+   */
+  reason: z.string().nullish(),
+  /** The graded calls step by step and the failures (the JSON report's `trajectory`). Optional, as `reason`. */
+  trajectory: TrajectorySchema.nullish(),
 }));
-/** Reliability details kept on the result for programmatic callers (not in the JSON report). */
+/** Reliability details kept on the result (the JSON report carries `reason` and `trajectory` of them, not the lists). */
 export type ReliabilityDetails = z.infer<typeof ReliabilityDetailsSchema>;
 
 /** The verdict of one data-driven check. */
@@ -81,9 +142,9 @@ export const ModelUsageSchema = lazySchema(() => z.object({
 export type ModelUsage = z.infer<typeof ModelUsageSchema>;
 
 /**
- * Tokens and cost of one case: the agent run's (the top-level fields, shared/usage.ts reads them
+ * Tokens and cost of one case: the agent run's (the top-level fields, shared/case/usage.ts reads them
  * from the agent's metrics) and its judge calls' (`judge`: the criteria judge and the
- * expected-output judge). Costs are filled in from the price table (shared/prices.ts) where the
+ * expected-output judge). Costs are filled in from the price table (shared/providers/prices.ts) where the
  * results are collected.
  */
 export const CaseUsageSchema = lazySchema(() => ModelUsageSchema.extend({
@@ -127,7 +188,7 @@ const RunFieldsSchema = lazySchema(() => z.object({
   /** Every error of the run joined with `"; "`, each under its prefix (`agent:`, `judge:`, ...). */
   error: z.string().nullable(),
   /**
-   * The cause of the errors recorded while it ran (shared/error-kind.ts: the winner of
+   * The cause of the errors recorded while it ran (shared/result/error-kind.ts: the winner of
    * `infra` < `check` < `agent`); `null` without errors. The JSON report's `error_kind` is
    * computed from it (`classifyCase`). Optional: results from an older evalfleet still parse.
    */
@@ -146,6 +207,8 @@ export const RepeatResultSchema = lazySchema(() => z.object({
   ...RunFieldsSchema.shape,
   score: ScoreDataSchema.omit({ detail: true }).nullable(),
   expectations: ExpectationsSchema.nullable(),
+  /** The reliability check's reason for this run, when it ran. Optional: results from an older evalfleet still parse. */
+  reliabilityReason: z.string().nullish(),
 }));
 /** One run of a repeated case (`--repeat N`): its own session, evidence and verdicts. */
 export type RepeatResultData = z.infer<typeof RepeatResultSchema>;
@@ -154,7 +217,7 @@ export type RepeatResultData = z.infer<typeof RepeatResultSchema>;
  * Plain-data form of a case result. `tags` and `toolsCalled` are read-only lists (a parsed
  * message freezes them); `response` is the raw final output, taken as it comes (a thread or a
  * worker reduces it to plain data first, worker/pool/result-wire.ts). `passed` is not data: the
- * class computes it (shared/result.ts).
+ * class computes it (shared/result/result.ts).
  */
 export const CaseResultDataSchema = lazySchema(() => z.object({
   name: z.string(),
@@ -209,6 +272,12 @@ export const CaseResultDataSchema = lazySchema(() => z.object({
    * `misses` with one (then stored). Null when the cache was off or no call went through it. Optional.
    */
   modelCache: z.object({ hits: z.number().int().nonnegative(), misses: z.number().int().nonnegative() }).nullish(),
+  /**
+   * The pass rule of a repeated case (0-1): it passes when at least this fraction of its trials
+   * pass (`Case({ passRate })`, else `--case-pass-rate`, else the suite's `casePassRate`, else 1).
+   * Set where results are collected; null or absent: 1, every trial (and a result of an older evalfleet).
+   */
+  casePassRate: z.number().min(0).max(1).nullish(),
 }));
 /** The fields of a `CaseResult`, as plain data (what crosses thread and process boundaries). */
 export type CaseResultData = z.infer<typeof CaseResultDataSchema>;

@@ -1,5 +1,6 @@
+// runs in: main
 import * as z from "zod";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * The start gate of a run with a budget: before a case starts, its worker asks the run's coordinator

@@ -1,22 +1,19 @@
+// runs in: both
 import * as z from "zod";
-// What a thread parses as it starts (its workerData, its first batch) is built with zod mini: the
-// same checks and messages, at about half the cost of building the classic schemas in a new thread.
 import * as zm from "zod/mini";
-import en from "zod/v4/locales/en.js";
 import { ErrorInfoSchema } from "../errors.ts";
 import { CaseCommitSchema, CaseResultDataSchema } from "./result-data.ts";
 import { versionMismatch } from "./protocol.ts";
 import { SCORING_METHODS } from "../defaults.ts";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
+import { startUpSchema } from "../runtime/start-up.ts";
 
 /**
  * The thread protocol: every message between a worker process's main thread and its piscina
- * threads, as zod schemas. Types come from `z.infer`; receivers validate before they trust.
+ * threads, as zod schemas. Types come from `z.infer`; receivers validate before they trust. What a
+ * thread parses as it starts (its `workerData`, its batches) is a start-up schema, built with zod
+ * mini (shared/runtime/start-up.ts); the messages of every case are zod classic's.
  */
-
-// zod classic sets English messages when it builds its first schema; a thread's first ones are
-// these, so they set them (unless the process chose a locale).
-if (!zm.config().localeError) zm.config(en());
 
 /** Version of the thread protocol; a mismatch is refused with a clear error. */
 export const THREAD_PROTOCOL = 3;
@@ -26,14 +23,26 @@ export const THREAD_PROTOCOL = 3;
  * fleet's shared cache, which the thread reaches through its pool (`cache-get` / `cache-put`
  * messages, answered with `cache-value` on the pool's channel). `ttlSeconds`: how long an answer stays good.
  */
-export const ThreadCacheSchema = lazySchema(() => zm.discriminatedUnion("kind", [
+export const ThreadCacheSchema = startUpSchema(() => zm.discriminatedUnion("kind", [
   zm.object({ kind: zm.literal("local"), dir: zm.string().check(zm.minLength(1)), ttlSeconds: zm.number().check(zm.positive()) }),
   zm.object({ kind: zm.literal("shared"), ttlSeconds: zm.number().check(zm.positive()) }),
 ]));
 export type ThreadCache = z.infer<typeof ThreadCacheSchema>;
 
+/**
+ * The cassettes of a run (`--record DIR`, `--replay DIR`, `--replay DIR --record-missing`): the
+ * folder holding one JSON file per case and trial (worker/cassette/cassette-store.ts).
+ */
+export const ThreadCassetteSchema = startUpSchema(() => zm.object({
+  mode: zm.enum(["record", "replay"]),
+  dir: zm.string().check(zm.minLength(1)),
+  /** A replay that sends and records what its cassette lacks instead of failing the case. */
+  recordMissing: zm.boolean(),
+}));
+export type ThreadCassette = z.infer<typeof ThreadCassetteSchema>;
+
 /** One case of a {@link ThreadBatchSchema}. */
-export const ThreadCaseSchema = lazySchema(() => zm.object({
+export const ThreadCaseSchema = startUpSchema(() => zm.object({
   /** Names this attempt in progress messages, cancels and its reply (unique within the pool). */
   taskId: zm.int().check(zm.nonnegative()),
   index: zm.int().check(zm.nonnegative()),
@@ -67,6 +76,8 @@ export const ThreadCaseSchema = lazySchema(() => zm.object({
   repeat: zm.optional(zm.int().check(zm.positive())),
   /** The response cache of the case's model calls. Absent: none. */
   cache: zm.optional(ThreadCacheSchema),
+  /** Record or replay the case's HTTP exchanges and wrapped tool calls (`--record`, `--replay`). Absent: neither. */
+  cassette: zm.optional(ThreadCassetteSchema),
 }));
 export type ThreadCase = z.infer<typeof ThreadCaseSchema>;
 
@@ -77,7 +88,7 @@ export type ThreadCase = z.infer<typeof ThreadCaseSchema>;
  * reply comes back on its own as soon as the case ends (a `reply` {@link ThreadMessageSchema}),
  * so a slow case never holds up the others of its batch.
  */
-export const ThreadBatchSchema = lazySchema(() => zm.object({
+export const ThreadBatchSchema = startUpSchema(() => zm.object({
   protocol: zm.literal(THREAD_PROTOCOL),
   /** Absolute path of the suite file. */
   suitePath: zm.string().check(zm.minLength(1)),
@@ -96,15 +107,11 @@ export type ThreadBatch = z.infer<typeof ThreadBatchSchema>;
  * Validates a thread task: the batch, or why it is refused, in one line. A batch of another
  * thread protocol version is refused naming both versions (a thread loaded from another evalfleet
  * copy than its pool's), before its fields are looked at.
- *
- * @param options.jitless parse without zod's compiled fast path (default false): compiling it
- *   costs a thread's first batch more than the parse (about 12 ms against 8 on 2 cores), and pays
- *   off only over many batches.
  */
-export function parseThreadBatch(raw: unknown, options: { jitless?: boolean } = {}): { ok: true; batch: ThreadBatch } | { ok: false; why: string } {
+export function parseThreadBatch(raw: unknown): { ok: true; batch: ThreadBatch } | { ok: false; why: string } {
   const mismatch = versionMismatch(raw, { ours: THREAD_PROTOCOL, what: "thread task", who: "thread", protocol: "thread protocol", field: "protocol" });
   if (mismatch !== null) return { ok: false, why: mismatch };
-  const parsed = ThreadBatchSchema.safeParse(raw, { jitless: options.jitless === true });
+  const parsed = ThreadBatchSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, why: `invalid thread task: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}` };
   return { ok: true, batch: parsed.data };
 }
@@ -120,7 +127,7 @@ export const ThreadBatchReplySchema = lazySchema(() => z.discriminatedUnion("kin
 export type ThreadBatchReply = z.infer<typeof ThreadBatchReplySchema>;
 
 /** Main thread -> worker thread once, at its start (piscina's `workerData`). */
-export const ThreadWorkerDataSchema = lazySchema(() => zm.object({
+export const ThreadWorkerDataSchema = startUpSchema(() => zm.object({
   /**
    * Name of the pool's BroadcastChannel: the thread listens on it from start-up, before any task,
    * for {@link ThreadBroadcastSchema} (cancel a task; close the MCP clients it opened).

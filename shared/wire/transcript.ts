@@ -1,15 +1,16 @@
+// runs in: both
 import * as z from "zod";
-import { lazySchema } from "../lazy-schema.ts";
+import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
  * A case's full run output (its "transcript"), as the results store keeps it and as it travels
  * from a thread or a worker to the coordinator: the final content, the messages, every tool call
  * with its arguments and result or error, the team members' outputs at every depth, the status
- * and the usage. It is the agent's `RunOutput` (shared/agent.ts) reduced to plain data, plus what
+ * and the usage. It is the agent's `RunOutput` (shared/case/agent.ts) reduced to plain data, plus what
  * the case recorded around it, so `evalfleet regrade` can grade it again without the agent.
  *
  * Bounded per case (`--max-transcript-kb`, default DEFAULT_MAX_TRANSCRIPT_KB in shared/defaults.ts): a cut
- * transcript says so in `cut`, with the size it had (shared/transcript.ts does the cutting).
+ * transcript says so in `cut`, with the size it had (shared/result/transcript.ts does the cutting).
  */
 
 /** Version of the transcript's shape; a reader refuses another (a regrade skips the case, saying why). */

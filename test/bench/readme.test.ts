@@ -73,3 +73,32 @@ test("results that are not what bench/run.ts writes are refused, naming the fiel
   // A cell cannot break its table.
   assert.match(renderFigures({ ...(results as BenchResults), odd: "a|b" }), /\| `odd` \| "a\\\|b" \|/);
 });
+
+test("the verdict simulation's figures get their section, each against issue 28's target", () => {
+  const verdicts = {
+    verdict_cases: 2000,
+    verdict_pairs: 1000,
+    verdict_gate_repeat: 10,
+    gate_false_alarm_rate: 0.06,
+    gate_false_alarm_rate_raw_flips: 1,
+    gate_power: 0.95,
+    gate_power_raw_flips: 1,
+    gate_power_single_trial: 0.15,
+    gate_false_alarm_rate_single_trial: 0.01,
+    gate_false_alarm_rate_raw_flips_single_trial: 1,
+    adaptive_trials_ratio: 0.35,
+    adaptive_confidence: 0.75,
+    adaptive_agreement: 0.9877,
+    adaptive_undecided_share: 0.045,
+    verdict_simulation_s: 5,
+  };
+  const md = renderBenchReadme({ ...results, ...verdicts }, TEMPLATE);
+  assert.match(md, /### Verdicts under nondeterminism/);
+  // Above its bound of 0.05: missed, in bold.
+  assert.deepEqual(row(md, "gate false alarms: 1,000 pairs of runs of the same agent, 2,000 cases, --repeat 10: share called regressed").slice(1), ["0.060", "0.05", "**no**"]);
+  assert.deepEqual(row(md, "gate power: the candidate drops 40 cases by 0.5: share called regressed").slice(2), ["0.9", "yes"]);
+  assert.deepEqual(row(md, "its verdicts that are the fixed run's, on the same trials").slice(1), ["0.9877 (4.5% of cases ran to MAX undecided)", "0.95", "yes"]);
+  // Rows whose figures the run lacks are left out; the simulation's duration is not a figure.
+  assert.doesNotMatch(md, /stopping interval at 0.95/);
+  assert.doesNotMatch(md, /verdict_simulation_s/);
+});

@@ -1,5 +1,5 @@
 // The built public API (dist/index.js, a facade scripts/build.mjs writes over whichever runtime the
-// thread or process runs; shared/public-api.ts): every export of index.ts, of the same kind, in a
+// thread or process runs; shared/runtime/public-api.ts): every export of index.ts, of the same kind, in a
 // program of the user's (the facade loads dist/thread-runtime.cjs), in the CLI's process (the CLI's
 // runtime, evaluated on first use) and with the two runtimes side by side; and one instance: the
 // facade hands out the runtime's own Case, so a case built through it is the runner's.

@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../../shared/agent.ts";
+import type { ChatMessage } from "../../shared/case/agent.ts";
 import { toChatMessages } from "../../shared/datasets/ui-messages.ts";
 
 /**

@@ -4,7 +4,7 @@
 // only when that token is the case's).
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { loadSuite, type LoadedSuite } from "../../shared/suite.ts";
+import { loadSuite, type LoadedSuite } from "../../shared/suite/suite.ts";
 import { caseSubject } from "../../shared/broker/subjects.ts";
 import { NATS_PROTOCOL } from "../../shared/wire/nats.ts";
 import { MAX_CASE_MESSAGE_BYTES, caseErrorResult, checkCaseMessage, poolRequest } from "../../worker/case-message.ts";
@@ -34,13 +34,13 @@ describe("checkCaseMessage", () => {
     assert.deepEqual(check(0, message(0, "alpha", { v: NATS_PROTOCOL + 1 })), {
       kind: "bad",
       why: `case message speaks protocol version ${NATS_PROTOCOL + 1}; this worker speaks ${NATS_PROTOCOL}`,
-      recordOn: { index: 0, name: "alpha", token },
+      recordOn: { index: 0, trial: 1, name: "alpha", token },
     });
   });
 
   test("each kind of garbage is named; a case outside the manifest is recorded on no case", () => {
-    const on0 = { index: 0, name: "alpha", token };
-    const cases: Array<[number, unknown, RegExp, { index: number; name: string; token: string } | null]> = [
+    const on0 = { index: 0, trial: 1, name: "alpha", token };
+    const cases: Array<[number, unknown, RegExp, { index: number; trial: number; name: string; token: string } | null]> = [
       // Nothing to answer with: no token can be read.
       [0, "{not json", /^malformed case message: not valid JSON$/, null],
       [0, { v: NATS_PROTOCOL, runId, index: 0 }, /^malformed case message: name: .*; fingerprint: .*; token: /, null],
@@ -77,4 +77,17 @@ test("poolRequest carries the manifest's settings; caseErrorResult keeps the cas
   assert.deepEqual([known.name, known.tags, known.error, known.attempts, known.worker], ["alpha", ["smoke"], "worker: bad", 2, "host/1"]);
   const unknown = caseErrorResult(suite, 9, "zeta", "worker: foreign", 1, "host/1");
   assert.deepEqual([unknown.name, unknown.index, unknown.tags], ["zeta", 9, []]);
+});
+
+describe("checkCaseMessage: trials (protocol 4)", () => {
+  test("a later trial is accepted on its own subject, and refused on another trial's", () => {
+    const body = { ...message(0, "alpha"), trial: 3 };
+    const ok = checkCaseMessage(bytes(body), { subject: caseSubject(runId, 0, 3), runId, selected: new Set([0, 2]), suite });
+    assert.equal(ok.kind, "ok");
+    assert.equal(ok.kind === "ok" && ok.message.trial, 3);
+    const moved = checkCaseMessage(bytes(body), { subject: caseSubject(runId, 0, 2), runId, selected: new Set([0, 2]), suite });
+    assert.equal(moved.kind, "bad");
+    assert.match(moved.kind === "bad" ? moved.why : "", /index 0 trial 3, name 'alpha'/);
+    assert.deepEqual(moved.kind === "bad" && moved.recordOn, { index: 0, trial: 2, name: "alpha", token });
+  });
 });

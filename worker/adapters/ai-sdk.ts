@@ -1,5 +1,5 @@
 import type { ModelMessage } from "ai";
-import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/agent.ts";
+import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/case/agent.ts";
 import { ConfigError, ErrorCode, errorMessage, errorName } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 import { EventChannel } from "../runtime/event-channel.ts";

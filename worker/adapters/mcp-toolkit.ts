@@ -2,11 +2,11 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ConfigError, ErrorCode, EvalfleetError, describeError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import type { McpClientLike } from "../../shared/mcp-client.ts";
+import type { McpClientLike } from "../../shared/case/mcp-client.ts";
 import { DEFAULT_MCP_CONNECT_TIMEOUT_MS } from "../../shared/defaults.ts";
 import type { Tool, Toolkit } from "../models/tool.ts";
 import { scopedSignal } from "../runtime/scoped-signal.ts";
-import { importOptional } from "../../shared/optional-package.ts";
+import { importOptional } from "../../shared/runtime/optional-package.ts";
 
 /**
  * An MCP server's tools for the built-in agent, over the stdio transport of the official SDK

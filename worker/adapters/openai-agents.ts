@@ -1,9 +1,9 @@
 import type { Agent as SdkAgent, AgentInputItem, Runner, RunItem, RunStreamEvent } from "@openai/agents";
-import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/agent.ts";
+import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/case/agent.ts";
 import { ConfigError, ErrorCode } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 import { outputText } from "../../shared/datasets/ui-messages.ts";
-import { importOptional } from "../../shared/optional-package.ts";
+import { importOptional } from "../../shared/runtime/optional-package.ts";
 
 /**
  * An OpenAI Agents SDK (`@openai/agents`) agent as an agent under test. Tool calls and their

@@ -1,4 +1,4 @@
-import { isAsyncIterable, type Agent, type CaseInput, type RunContext, type RunEvent, type RunOutput } from "../../shared/agent.ts";
+import { isAsyncIterable, type Agent, type CaseInput, type RunContext, type RunEvent, type RunOutput } from "../../shared/case/agent.ts";
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { silentLogger, type Logger } from "../../shared/logger.ts";
 import { pyRepr } from "../../shared/py-format.ts";

@@ -1,9 +1,10 @@
 import * as z from "zod";
-import { isAsyncIterable, type Agent, type CaseInput, type RunContext, type RunEvent, type RunOutput, type Team } from "../../shared/agent.ts";
+import { isAsyncIterable, type Agent, type CaseInput, type RunContext, type RunEvent, type RunOutput, type Team } from "../../shared/case/agent.ts";
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 import { contentAsString } from "../runtime/evidence.ts";
-import { addUsage, runToolLoop, toolLoopConfig, type OpenAIAgentOptions, type ToolLoopConfig } from "../models/openai-agent.ts";
+import { AGENT_OPTION_KEYS, addUsage, runToolLoop, toolLoopConfig, type OpenAIAgentOptions, type ToolLoopConfig } from "../models/openai-agent.ts";
+import { rejectUnknownOptions } from "../../shared/option-keys.ts";
 import { defineTool, type Tool } from "../models/tool.ts";
 
 /**
@@ -26,7 +27,11 @@ export interface TeamMember {
   description?: string;
 }
 
+/** The known keys of {@link openAITeam}'s options: the agent's and `members`. */
+const TEAM_OPTION_KEYS: ReadonlySet<string> = new Set([...AGENT_OPTION_KEYS, "members"]);
+
 /** Options of {@link openAITeam}: the leader's connection and prompt, and the members. */
+
 export interface OpenAITeamOptions extends Omit<OpenAIAgentOptions, "id"> {
   /** The team's id in reports (`team_id`). Default: none (the case name is used). */
   id?: string | null;
@@ -44,6 +49,7 @@ export class OpenAITeam implements Team {
   constructor(options: OpenAITeamOptions) {
     const who = "openAITeam";
     if (options === null || typeof options !== "object") throw new ConfigError(ErrorCode.ConfigInvalid, `${who}: options must be an object, got ${pyRepr(options)}`, { field: "options" });
+    rejectUnknownOptions(who, options, TEAM_OPTION_KEYS);
     if (!Array.isArray(options.members) || options.members.length === 0) {
       throw new ConfigError(ErrorCode.ConfigInvalid, `${who}: members must be a non-empty list of agents, got ${pyRepr(options.members)}`, { field: "members" });
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { isAsyncIterable, type Agent, type RunEvent, type RunOutput } from "../../shared/agent.ts";
-import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../shared/judge-model.ts";
+import { isAsyncIterable, type Agent, type RunEvent, type RunOutput } from "../../shared/case/agent.ts";
+import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../shared/case/judge-model.ts";
 import { ModelCallError } from "../../shared/errors.ts";
 import { textModeInstruction } from "./openai-judge.ts";
 

@@ -1,9 +1,10 @@
 import { cachedCall } from "./response-cache.ts";
 import type { LanguageModel } from "ai";
-import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../shared/judge-model.ts";
+import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../shared/case/judge-model.ts";
 import { ConfigError, ErrorCode, ModelCallError, errorMessage, errorName } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import { importOptional } from "../../shared/optional-package.ts";
+import { optionKeys, rejectUnknownOptions } from "../../shared/option-keys.ts";
+import { importOptional } from "../../shared/runtime/optional-package.ts";
 import { withProviderLimits } from "./ai-sdk-limits.ts";
 
 /**
@@ -24,6 +25,9 @@ export interface AiSdkJudgeOptions {
   providerOptions?: Record<string, Record<string, unknown>> | null;
 }
 
+/** The known keys of {@link aiSdkJudge}'s options. */
+export const AI_SDK_JUDGE_OPTION_KEYS: ReadonlySet<string> = optionKeys<AiSdkJudgeOptions>({ id: true, maxRetries: true, temperature: true, providerOptions: true });
+
 /** A {@link JudgeModel} backed by an AI SDK language model. */
 export class AiSdkJudge implements JudgeModel {
   readonly id: string;
@@ -39,6 +43,7 @@ export class AiSdkJudge implements JudgeModel {
         { field: "model" },
       );
     }
+    rejectUnknownOptions("aiSdkJudge", options, AI_SDK_JUDGE_OPTION_KEYS);
     if (options.maxRetries !== undefined && !(Number.isInteger(options.maxRetries) && options.maxRetries >= 0)) {
       throw new ConfigError(ErrorCode.ConfigInvalid, `aiSdkJudge: maxRetries must be a whole number >= 0, got ${pyRepr(options.maxRetries)}`, { field: "maxRetries" });
     }

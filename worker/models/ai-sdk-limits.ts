@@ -1,7 +1,7 @@
-import { aiSdkModelKey, estimateTokens } from "../../shared/limits/limiter.ts";
-import type { LimitFeedback } from "../../shared/limits/limiter-core.ts";
-import { feedbackFrom, type HeaderSource } from "../../shared/limits/rate-headers.ts";
-import { processLimiter } from "../../shared/limits/process-limiter.ts";
+import { aiSdkModelKey, estimateTokens } from "../../shared/providers/limiter.ts";
+import type { LimitFeedback } from "../../shared/providers/limiter-core.ts";
+import { feedbackFrom, type HeaderSource } from "../../shared/providers/rate-headers.ts";
+import { processLimiter } from "../../shared/providers/process-limiter.ts";
 
 /**
  * An AI SDK language model whose every call (each step of a tool loop) waits for a permit of its

@@ -1,5 +1,5 @@
 import type { ChatCompletionContentPart, ChatCompletionMessageParam, ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
-import type { CaseInput, ChatMessage, MessagePart } from "../../shared/agent.ts";
+import type { CaseInput, ChatMessage, MessagePart } from "../../shared/case/agent.ts";
 import { outputText } from "../../shared/datasets/ui-messages.ts";
 
 /**

@@ -1,7 +1,7 @@
 import pLimit from "p-limit";
-import type { Agent, CaseInput, RunMetrics } from "../../shared/agent.ts";
-import type { JudgeMode } from "../../shared/case.ts";
-import type { JudgeModel, JudgeUsage } from "../../shared/judge-model.ts";
+import type { Agent, CaseInput, RunMetrics } from "../../shared/case/agent.ts";
+import type { JudgeMode } from "../../shared/case/case.ts";
+import { JUDGE_PASS_THRESHOLD, type JudgeModel, type JudgeUsage } from "../../shared/case/judge-model.ts";
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { createLogger, silentLogger, type Logger } from "../../shared/logger.ts";
 import { pyRepr } from "../../shared/py-format.ts";
@@ -116,7 +116,7 @@ export class CriteriaGrader {
     if (typeof criteria !== "string") bad("criteria", "must be a string", criteria);
     const strategy = options.scoringStrategy ?? "binary";
     if (strategy !== "binary" && strategy !== "numeric") bad("scoringStrategy", 'must be "binary" or "numeric"', strategy);
-    const threshold = options.threshold ?? 7;
+    const threshold = options.threshold ?? JUDGE_PASS_THRESHOLD;
     if (typeof threshold !== "number" || !Number.isFinite(threshold)) bad("threshold", "must be a number from 1 to 10", threshold);
     // Agno's rule, and its message: only numeric mode reads the threshold.
     if (strategy === "numeric" && !(threshold >= 1 && threshold <= 10)) {

@@ -1,4 +1,4 @@
-import type { JudgeModel } from "../../shared/judge-model.ts";
+import type { JudgeModel } from "../../shared/case/judge-model.ts";
 import { ConfigError, ErrorCode } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 import { DEFAULT_JUDGE_MODEL } from "../../shared/defaults.ts";

@@ -1,11 +1,12 @@
 import type { ChatCompletionChunk, ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/agent.ts";
+import type { Agent, CaseInput, RunContext, RunEvent, RunMessage, RunMetrics, RunOutput, ToolExecution } from "../../shared/case/agent.ts";
 import { ConfigError, ErrorCode } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 import { EventChannel } from "../runtime/event-channel.ts";
 import { ChatCompletionsClient, resolveConnection, usageOf, type ChatBody, type OpenAIConnectionOptions } from "./openai-chat.ts";
 import { executeToolCall, functionDefinition, isToolkit, validateTool, type Tool, type Toolkit } from "./tool.ts";
 import { toChatMessages } from "./chat-input.ts";
+import { optionKeys, rejectUnknownOptions } from "../../shared/option-keys.ts";
 
 /**
  * A small tool-calling agent over the OpenAI-compatible chat API, for people with no agent
@@ -41,6 +42,13 @@ export interface OpenAIAgentOptions extends OpenAIConnectionOptions {
   /** Extra fields merged into every request body. */
   extraBody?: Record<string, unknown> | null;
 }
+
+/** The known keys of {@link openAIAgent}'s options. */
+export const AGENT_OPTION_KEYS: ReadonlySet<string> = optionKeys<OpenAIAgentOptions>({
+  model: true, baseURL: true, apiKey: true, organization: true, project: true, headers: true, requestTimeoutMs: true, logger: true,
+  limitKey: true, maxRetries: true, baseDelayMs: true, maxDelayMs: true, maxRetryAfterMs: true,
+  id: true, instructions: true, tools: true, maxTurns: true, stream: true, temperature: true, reasoningEffort: true, parallelToolCalls: true, extraBody: true,
+});
 
 /** Settings of one tool loop, after validation. */
 export interface ToolLoopConfig {
@@ -100,6 +108,7 @@ export class OpenAIAgent implements Agent {
   readonly #config: ToolLoopConfig;
 
   constructor(options: OpenAIAgentOptions) {
+    rejectUnknownOptions("openAIAgent", options, AGENT_OPTION_KEYS);
     if (options?.id !== undefined && options.id !== null && typeof options.id !== "string") {
       throw new ConfigError(ErrorCode.ConfigInvalid, `openAIAgent: id must be a string, got ${pyRepr(options.id)}`, { field: "id" });
     }

@@ -3,19 +3,21 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNon
 import { ConfigError, ErrorCode, EvalfleetError, errorMessage, errorName } from "../../shared/errors.ts";
 import { silentLogger, type Logger } from "../../shared/logger.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import { REDACTED } from "../../shared/redact.ts";
-import { MIN_REGISTERED_SECRET_LENGTH, redactText } from "../../shared/secrets.ts";
+import { REDACTED } from "../../shared/redaction/redact.ts";
+import { MIN_REGISTERED_SECRET_LENGTH, redactText } from "../../shared/redaction/secrets.ts";
 import { processEnvironment, type Environment } from "../../shared/environment.ts";
 import { scopedSignal } from "../runtime/scoped-signal.ts";
 import { Attr, SpanKind, SpanNames, captureMessageContent, endSpan, inSpan, startSpan } from "../../shared/tracing/spans.ts";
 import type { Span } from "@opentelemetry/api";
 import { cachedCall } from "./response-cache.ts";
+import { caseFetch } from "../cassette/case-fetch.ts";
+import { replayMissMessage } from "../cassette/cassette-session.ts";
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, withRetries, type AttemptFailure, type RetryPolicy } from "./retry.ts";
-import { estimateTokens, providerKey, type LimitPermit } from "../../shared/limits/limiter.ts";
-import type { LimitFeedback } from "../../shared/limits/limiter-core.ts";
-import { feedbackFrom } from "../../shared/limits/rate-headers.ts";
-import { processLimiter } from "../../shared/limits/process-limiter.ts";
-import { LimitKeySchema } from "../../shared/limits/limiter.ts";
+import { estimateTokens, providerKey, type LimitPermit } from "../../shared/providers/limiter.ts";
+import type { LimitFeedback } from "../../shared/providers/limiter-core.ts";
+import { feedbackFrom } from "../../shared/providers/rate-headers.ts";
+import { processLimiter } from "../../shared/providers/process-limiter.ts";
+import { LimitKeySchema } from "../../shared/providers/limiter.ts";
 
 /**
  * The OpenAI-compatible chat completions endpoint, through the official `openai` client, with
@@ -372,6 +374,7 @@ export class ChatCompletionsClient {
         maxRetries: 0,
         // The library never prints; the client's own console logger stays off.
         logLevel: "off",
+        fetch: caseFetch, // the running case's cassette under --record / --replay
       });
     });
     return this.#client;
@@ -382,6 +385,8 @@ export class ChatCompletionsClient {
     const e = err as { status?: unknown; headers?: AttemptFailure["headers"]; error?: unknown };
     const name = errorName(err);
     if (err instanceof MalformedResponse) return { status: 200, retryable: false, message: this.redact(err.message) };
+    const miss = replayMissMessage(err); // a replay miss misses again on every try: said once, as the cassette said it
+    if (miss !== null) return { status: null, retryable: false, message: miss };
     if (name === "APIConnectionTimeoutError") return { status: null, retryable: true, message: `request to ${where} timed out` };
     if (name === "APIConnectionError") {
       const cause = (err as { cause?: unknown }).cause;
@@ -420,7 +425,7 @@ class MalformedResponse extends Error {
 }
 
 /**
- * `text` through the process's redactor (shared/secrets.ts), with this client's own key (when it is
+ * `text` through the process's redactor (shared/redaction/secrets.ts), with this client's own key (when it is
  * long enough to be one) added: a key passed in code is not in the environment.
  */
 export function redactSecret(text: string, secret: string | undefined): string {
@@ -442,3 +447,4 @@ function describeSecretType(value: unknown): string {
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}...` : text;
 }
+

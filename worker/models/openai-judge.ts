@@ -1,7 +1,8 @@
 import type { ChatCompletion } from "openai/resources/chat/completions";
-import type { JudgeCallOptions, JudgeModel, JudgeRequest, JudgeUsage } from "../../shared/judge-model.ts";
+import type { JudgeCallOptions, JudgeModel, JudgeRequest, JudgeUsage } from "../../shared/case/judge-model.ts";
 import { ConfigError, ErrorCode, ModelCallError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
+import { optionKeys, rejectUnknownOptions } from "../../shared/option-keys.ts";
 import { ChatCompletionsClient, resolveConnection, usageOf, type ChatBody, type OpenAIConnectionOptions } from "./openai-chat.ts";
 
 /**
@@ -29,6 +30,13 @@ export interface OpenAIJudgeOptions extends OpenAIConnectionOptions {
   extraBody?: Record<string, unknown> | null;
 }
 
+/** The known keys of {@link openAIJudge}'s options. */
+export const JUDGE_OPTION_KEYS: ReadonlySet<string> = optionKeys<OpenAIJudgeOptions>({
+  model: true, baseURL: true, apiKey: true, organization: true, project: true, headers: true, requestTimeoutMs: true, logger: true,
+  limitKey: true, maxRetries: true, baseDelayMs: true, maxDelayMs: true, maxRetryAfterMs: true,
+  structuredOutput: true, temperature: true, reasoningEffort: true, extraBody: true,
+});
+
 /** Cumulative token usage of a judge. */
 export interface JudgeUsageTotals {
   /** Model calls made (attempts that got an answer). */
@@ -50,6 +58,7 @@ export class OpenAIJudge implements JudgeModel {
   readonly #log;
 
   constructor(options: OpenAIJudgeOptions) {
+    rejectUnknownOptions("openAIJudge", options, JUDGE_OPTION_KEYS);
     const config = resolveConnection("openAIJudge", options);
     const mode = options.structuredOutput ?? "auto";
     if (mode !== "auto" && mode !== "json_schema" && mode !== "text") {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { currentCaseScope } from "../runtime/case-scope.ts";
+import type { CachedAnswer, ResponseCache } from "./response-store.ts";
 
 /**
  * The response cache of the built-in model clients (the OpenAI-compatible judge and agent, through
@@ -11,26 +12,8 @@ import { currentCaseScope } from "../runtime/case-scope.ts";
  * (shared-cache.ts). One cache per process or thread, set by whoever runs the cases.
  */
 
-/** Where cached answers live. `get` gives null for a miss (absent or expired); both never throw. */
-export interface ResponseStore {
-  get(key: string): Promise<unknown>;
-  put(key: string, value: unknown): Promise<void>;
-}
-
-/** A response cache: its store and how long an answer stays good. */
-export interface ResponseCache {
-  store: ResponseStore;
-  /** Seconds an answer stays good (`--cache-ttl`). */
-  ttlSeconds: number;
-}
-
-/** The stored form of an answer. */
-export interface CachedAnswer {
-  v: 1;
-  /** Epoch milliseconds. */
-  storedAt: number;
-  value: unknown;
-}
+// The cache's contract lives in a module of its own, which a case's scope can name without this one.
+export type { CachedAnswer, ResponseCache, ResponseStore } from "./response-store.ts";
 
 let active: ResponseCache | null = null;
 
@@ -74,7 +57,11 @@ export async function cachedCall<T>(request: { endpoint: string; model: string; 
   return value;
 }
 
-/** True when the running case's model calls go through a cache (then requests must be deterministic to hit). */
+/**
+ * True when the running case's model calls go through a cache, or its cassette records or replays
+ * them (`--record`, `--replay`): then the same request must be written the same way to hit.
+ */
 export function responseCacheActive(): boolean {
-  return Boolean(currentCaseScope()?.cache ?? active);
+  const scope = currentCaseScope();
+  return Boolean(scope?.cache ?? active) || Boolean(scope?.cassette);
 }

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { RunEvent, ToolExecution } from "../../shared/agent.ts";
+import type { RunEvent, ToolExecution } from "../../shared/case/agent.ts";
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 

@@ -1,4 +1,4 @@
-import type { CaseResult } from "../../shared/result.ts";
+import type { CaseResult } from "../../shared/result/result.ts";
 import { ErrorCode, errorMessage, type ErrorInfo } from "../../shared/errors.ts";
 import { round3 } from "../../shared/py-format.ts";
 import type { CaseCommit } from "../../shared/wire/result-data.ts";

@@ -1,14 +1,12 @@
-import { randomUUID } from "node:crypto";
 import { BroadcastChannel } from "node:worker_threads";
-import { Piscina } from "piscina";
-import { CaseResult } from "../../shared/result.ts";
+import type { Piscina } from "piscina";
+import { CaseResult } from "../../shared/result/result.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import { silentLogger, type Logger } from "../../shared/logger.ts";
-import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_SECONDS, DEFAULT_MAX_OUTPUT_KB, DEFAULT_RUN_LOG_LEVEL, defaultThreads } from "../../shared/defaults.ts";
-import { endProcessTrees, type TrackedProcess } from "../../shared/process-tree.ts";
+import { endProcessTrees, type TrackedProcess } from "../../shared/process/process-tree.ts";
 import { notStartedResult } from "../runtime/lifecycle.ts";
 import type { ResponseStore } from "../models/response-cache.ts";
-import { ThreadBroadcastReplySchema, ThreadMessageSchema, type ThreadBroadcast, type ThreadMessage, type ThreadReply, type ThreadWorkerData } from "../../shared/wire/thread.ts";
+import { ThreadBroadcastReplySchema, ThreadMessageSchema, type ThreadBroadcast, type ThreadMessage, type ThreadReply } from "../../shared/wire/thread.ts";
 import { CaseAttempt, hookBounds, type AttemptPool } from "./attempt.ts";
 import { crashedResult, rerunsExhaustedResult, terminatedResult, threadErrorResult } from "./attempt-results.ts";
 import { CaseBatcher } from "./batching.ts";
@@ -16,10 +14,10 @@ import { ThreadTerminator } from "./watchdog.ts";
 import { readBeacon } from "./thread-beacon.ts";
 import type { PoolCaseRequest } from "./pool-request.ts";
 import { LimiterHost, type LimiterHostEvents } from "./limiter-host.ts";
-import { localProcessLimiter } from "../../shared/limits/process-limiter.ts";
-import type { ProviderLimiter } from "../../shared/limits/limiter.ts";
-import { packageFile } from "../../shared/package-files.ts";
-import type { SuiteModule } from "../../shared/suite.ts";
+import { localProcessLimiter } from "../../shared/providers/process-limiter.ts";
+import type { ProviderLimiter } from "../../shared/providers/limiter.ts";
+import { PrestartedThreads, threadShape } from "./prestarted-threads.ts";
+import type { SuiteModule } from "../../shared/suite/suite.ts";
 
 /**
  * A piscina pool of worker threads that run cases. Cases travel to the threads in batches
@@ -50,23 +48,21 @@ export interface CasePoolOptions {
    * when they were started with this pool's thread count and memory limit, else discarded.
    */
   prestarted?: PrestartedThreads | null;
-  /** Worker threads. Default: {@link defaultThreads} of `concurrency`. */
+  /** Worker threads. Default: `defaultThreads(concurrency)` (shared/defaults.ts). */
   threads?: number;
   /** Cases in flight across the pool; sets how many share one thread. Default {@link DEFAULT_CONCURRENCY}. */
   concurrency?: number;
-  /** Seconds after a deadline before a stuck thread is terminated. Default {@link DEFAULT_GRACE_SECONDS}. */
-  graceSeconds?: number;
+  /** Milliseconds after a deadline before a stuck thread is terminated (the run's compiled `graceMs`, or a worker's `--grace`). */
+  graceMs: number;
   /** Per-thread heap limit in MB (V8 old generation); a thread over it dies and only its cases fail. */
   threadMemoryMb?: number | null;
-  /** Level for the threads' own loggers. Default {@link DEFAULT_RUN_LOG_LEVEL}. */
-  logLevel?: string;
+  /** Level for the threads' own loggers (the caller's config resolved it). */
+  logLevel: string;
   logger?: Logger;
   /** Told each warning a thread reports (a failed MCP connection), one line each time a thread reports it. Default: logged. */
   onWarning?: ((message: string) => void) | null;
   /** Bring each case's raw response back from its thread. Default true; a distributed worker, which never publishes it, says false. */
   keepResponses?: boolean;
-  /** Largest output kept on a result, in bytes (`--max-output-kb`). Default {@link DEFAULT_MAX_OUTPUT_KB} KiB. */
-  maxOutputBytes?: number;
   /**
    * The limiter every thread's model calls ask for permits (read at each request): in distributed
    * mode the fleet's (the coordinator grants them). Default: this process's local limiter.
@@ -77,6 +73,9 @@ export interface CasePoolOptions {
   /** The fleet's shared response cache (`--cache shared`), which threads reach through the pool. Default none: their lookups miss. */
   sharedCache?: ResponseStore | null;
 }
+
+// The threads are started apart from the pool (prestarted-threads.ts): the CLI starts them while the suite loads.
+export { PrestartedThreads, threadEntry, threadExecArgv, threadShape, type ThreadShape } from "./prestarted-threads.ts";
 
 /** How long {@link CasePool.destroy} waits for threads to close their MCP clients, in milliseconds. */
 export const RESOURCE_CLOSE_TIMEOUT_MS = 10_000;
@@ -133,11 +132,10 @@ export class CasePool {
       fingerprint: options.fingerprint,
       threads,
       concurrency,
-      graceSeconds: options.graceSeconds ?? DEFAULT_GRACE_SECONDS,
-      logLevel: options.logLevel ?? DEFAULT_RUN_LOG_LEVEL,
+      graceMs: options.graceMs,
+      logLevel: options.logLevel,
       logger: options.logger ?? silentLogger(),
       keepResponses: options.keepResponses ?? true,
-      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_KB * 1024,
     };
     const started = options.prestarted?.adopt(shape) ?? PrestartedThreads.start(shape);
     this.#piscina = started.piscina;
@@ -157,7 +155,7 @@ export class CasePool {
       }, threads);
     this.#attemptPool = {
       terminator: this.#terminator,
-      graceMs: this.#options.graceSeconds * 1000,
+      graceMs: this.#options.graceMs,
       broadcastCancel: (taskId) => this.#broadcast({ kind: "cancel", taskId }),
       cancelledUnstarted: new Set(),
       attempts: new Map(),
@@ -212,7 +210,7 @@ export class CasePool {
       defaultTimeout: request.defaultTimeout,
       setupTimeout: hookBounds(request).defaults.setup,
       teardownTimeout: hookBounds(request).defaults.teardown,
-      maxOutputBytes: request.maxOutputBytes ?? this.#options.maxOutputBytes,
+      maxOutputBytes: request.maxOutputBytes,
       attempt,
       forwardEvents: Boolean(request.onEvent),
       ...(request.runEvalFunctions && request.runEvalFunctions.length > 0 ? { evalFunctions: [...request.runEvalFunctions] } : {}),
@@ -224,6 +222,7 @@ export class CasePool {
       ...(request.judgeModel ? { judgeModel: request.judgeModel } : {}),
       ...(request.repeat && request.repeat > 1 ? { repeat: request.repeat } : {}),
       ...(request.cache ? { cache: request.cache } : {}),
+      ...(request.cassette ? { cassette: request.cassette } : {}),
     });
     try {
       // Validated with the message that carried it (ThreadMessageSchema).
@@ -371,139 +370,4 @@ export class CasePool {
       this.#resourceThreads.clear();
     }
   }
-}
-
-/** How long unused prestarted threads are given to finish starting before they are stopped, ms. */
-const PRESTART_SETTLE_MS = 5_000;
-
-/** What a pool's threads are started with: a prestarted set fits a pool of the same shape. */
-export interface ThreadShape {
-  threads: number;
-  /** Cases in flight across the pool (sets the tasks per thread). */
-  concurrency: number;
-  threadMemoryMb: number | null;
-}
-
-/** The shape of the pool these options make: their threads and concurrency, or the defaults. */
-export function threadShape(options: { threads?: number | null; concurrency?: number | null; threadMemoryMb?: number | null }): ThreadShape {
-  const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
-  const threads = Math.max(1, options.threads ?? defaultThreads(concurrency));
-  return { threads, concurrency, threadMemoryMb: options.threadMemoryMb ?? null };
-}
-
-/**
- * A pool's worker threads, started before the pool itself: `evalfleet run` starts them as it
- * begins to load the suite, so the threads import evalfleet while the main thread imports the
- * suite (about a quarter of a second of the demo's start-up on two cores). Messages the threads
- * post before a pool listens are kept for it.
- */
-export class PrestartedThreads {
-  readonly piscina: Piscina;
-  readonly controlChannel = `evalfleet.pool.${randomUUID()}`;
-  readonly limiterChannel = `evalfleet.limits.${randomUUID()}`;
-  readonly #shape: ThreadShape;
-  #early: unknown[] | null = [];
-  /** Threads that said `ready`, and who waits for all of them (discard). */
-  #ready = 0;
-  #allReady: (() => void) | null = null;
-  readonly #keep = (raw: unknown): void => {
-    this.#early?.push(raw);
-    if ((raw as { kind?: unknown } | null)?.kind === "ready" && ++this.#ready >= this.#shape.threads) this.#allReady?.();
-  };
-  #adopted = false;
-
-  private constructor(shape: ThreadShape) {
-    this.#shape = shape;
-    this.piscina = new Piscina({
-      filename: threadEntry(),
-      minThreads: shape.threads,
-      maxThreads: shape.threads,
-      concurrentTasksPerWorker: Math.ceil(shape.concurrency / shape.threads),
-      idleTimeout: 60_000,
-      atomics: "disabled",
-      maxQueue: "auto",
-      // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
-      execArgv: threadExecArgv(process.execArgv),
-      // Threads open the control channel as they start, before their first task (see thread.ts).
-      workerData: { controlChannel: this.controlChannel, limiterChannel: this.limiterChannel } satisfies ThreadWorkerData,
-      ...(shape.threadMemoryMb ? { resourceLimits: { maxOldGenerationSizeMb: shape.threadMemoryMb } } : {}),
-    });
-    this.piscina.on("message", this.#keep);
-    // A thread that fails to start before a pool adopts these is the pool's to report.
-    this.piscina.on("error", () => undefined);
-  }
-
-  /** Starts `shape.threads` threads now. */
-  static start(shape: ThreadShape): PrestartedThreads {
-    return new PrestartedThreads(shape);
-  }
-
-  /** These threads, for a pool of `shape`; null (and the threads stopped) when they were started otherwise. */
-  adopt(shape: ThreadShape): PrestartedThreads | null {
-    if (this.#adopted) return null;
-    const s = this.#shape;
-    if (s.threads !== shape.threads || Math.ceil(s.concurrency / s.threads) !== Math.ceil(shape.concurrency / shape.threads) || s.threadMemoryMb !== shape.threadMemoryMb) {
-      void this.discard();
-      return null;
-    }
-    this.#adopted = true;
-    return this;
-  }
-
-  /** The messages kept until now; from here on the adopting pool listens itself. */
-  takeEarlyMessages(): unknown[] {
-    const early = this.#early ?? [];
-    this.#early = null;
-    this.piscina.off("message", this.#keep);
-    return early;
-  }
-
-  /** Stops the threads unless a pool adopted them (the run ended before it needed them). */
-  async discard(): Promise<void> {
-    if (this.#adopted) return;
-    this.#adopted = true;
-    // Terminating a thread while Node is still starting it can abort the whole process (one exit
-    // 134 seen here, an early error exit beside a busy CPU): let them finish starting, within a bound.
-    if (this.#ready < this.#shape.threads) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, PRESTART_SETTLE_MS);
-        timer.unref();
-        this.#allReady = () => (clearTimeout(timer), resolve());
-      });
-    }
-    this.#early = null;
-    this.piscina.off("message", this.#keep);
-    await this.piscina.destroy().catch(() => undefined);
-  }
-}
-
-/**
- * The module each thread starts from. Compiled (dist/): thread.cjs (worker/pool/thread-start.ts),
- * which loads the thread's runtime through a code cache and never loads tsx for a .js/.mjs suite
- * (a .ts suite is bundled, or registers tsx in loadSuite). From the sources (the unit tests):
- * thread-entry.mjs, which registers tsx to import thread.ts.
- */
-export function threadEntry(): string {
-  return packageFile("worker/pool/thread-entry.mjs", "dist/worker/pool/thread.cjs").href;
-}
-
-/**
- * The parent's flags that a worker thread may inherit. Per-process flags (`--expose-gc`,
- * `--max-old-space-size`, `--inspect`, ...) make `new Worker` throw, and tsx must not be registered
- * twice (the thread entry registers it), so only flags that shape module loading and diagnostics pass.
- */
-export function threadExecArgv(parent: readonly string[]): string[] {
-  const keep: string[] = [];
-  for (let i = 0; i < parent.length; i++) {
-    const a = parent[i]!;
-    if (a === "--conditions" || a === "-C") {
-      if (parent[i + 1] !== undefined) keep.push(a, parent[i + 1]!);
-      i++;
-    } else if (/^(--conditions=|-C=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--trace-warnings$|--experimental-)/.test(a)) {
-      keep.push(a);
-    } else if ((a === "--import" || a === "--require" || a === "-r" || a === "--loader") && parent[i + 1] !== undefined) {
-      i++; // a preload of the parent (tsx, a tracer) is not the thread's business
-    }
-  }
-  return keep;
 }

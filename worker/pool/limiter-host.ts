@@ -1,6 +1,6 @@
 import { BroadcastChannel } from "node:worker_threads";
 import { errorMessage } from "../../shared/errors.ts";
-import type { LimitFeedback, LimitPermit, ProviderLimiter } from "../../shared/limits/limiter.ts";
+import type { LimitFeedback, LimitPermit, ProviderLimiter } from "../../shared/providers/limiter.ts";
 import { ThreadLimitRequestSchema, type ThreadLimitGrant } from "../../shared/wire/limits.ts";
 
 /** Told of each permit the threads got and gave back (the worker's metrics per provider key). */

@@ -1,6 +1,6 @@
-import type { CaseResult } from "../../shared/result.ts";
-import type { RunOutput } from "../../shared/agent.ts";
-import type { ThreadCache } from "../../shared/wire/thread.ts";
+import type { CaseResult } from "../../shared/result/result.ts";
+import type { RunOutput } from "../../shared/case/agent.ts";
+import type { ThreadCache, ThreadCassette } from "../../shared/wire/thread.ts";
 import type { ScoringMethod } from "../../shared/defaults.ts";
 
 /**
@@ -26,8 +26,8 @@ export interface PoolCaseRequest {
   shell: () => CaseResult;
   /** Cancels the case: the thread aborts it and runs its teardown; past the grace, the thread is terminated. */
   signal: AbortSignal;
-  /** Largest output kept on the result, in bytes. Default: the pool's. */
-  maxOutputBytes?: number;
+  /** Largest output kept on the result, in bytes (the run's compiled `maxOutputBytes`). */
+  maxOutputBytes: number;
   /** Streamed events, forwarded from the thread (only when given). */
   onEvent?: (event: Record<string, unknown>) => void;
   /** Evaluation functions of the suite that grade the case after its own (the run's `--eval-function`). Default none. */
@@ -48,6 +48,8 @@ export interface PoolCaseRequest {
   repeat?: number;
   /** The response cache of the case's model calls (`--cache`). Default none. */
   cache?: ThreadCache | null;
+  /** Record or replay the case's cassette (`--record`, `--replay`). Default: neither. */
+  cassette?: ThreadCassette | null;
   /** Told each phase the thread starts with its deadline (epoch ms; null for none): a distributed worker's lease follows it. */
   onPhase?: (phase: "setup" | "run" | "teardown", deadline: number | null) => void;
 }

@@ -1,4 +1,4 @@
-import type { CaseResult } from "../../shared/result.ts";
+import type { CaseResult } from "../../shared/result/result.ts";
 import type { CaseResultData } from "../../shared/wire/result-data.ts";
 import { toPlainData } from "../runtime/evidence.ts";
 

@@ -1,7 +1,7 @@
 import { BroadcastChannel, threadId } from "node:worker_threads";
 import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
-import type { LimitFeedback } from "../../shared/limits/limiter-core.ts";
-import { permitOf, type AcquireOptions, type LimitPermit, type ProviderLimiter } from "../../shared/limits/limiter.ts";
+import type { LimitFeedback } from "../../shared/providers/limiter-core.ts";
+import { permitOf, type AcquireOptions, type LimitPermit, type ProviderLimiter } from "../../shared/providers/limiter.ts";
 import { ThreadLimitGrantSchema, type ThreadLimitRequest } from "../../shared/wire/limits.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
-import { packageFile } from "../../shared/package-files.ts";
-import { PUBLIC_API, RUNTIME_IMPORT } from "../../shared/public-api.ts";
-import { privateTempDir } from "../../shared/user-temp-dir.ts";
-import { runCachedCommonJs } from "../../shared/cached-commonjs.ts";
+import { packageFile } from "../../shared/runtime/package-files.ts";
+import { PUBLIC_API, RUNTIME_IMPORT } from "../../shared/runtime/public-api.ts";
+import { privateTempDir } from "../../shared/runtime/user-temp-dir.ts";
+import { runCachedCommonJs } from "../../shared/runtime/cached-commonjs.ts";
 
 /**
  * A compiled worker thread's entry (dist/worker/pool/thread.cjs; from the sources, thread-entry.mjs
@@ -13,7 +13,7 @@ import { runCachedCommonJs } from "../../shared/cached-commonjs.ts";
  * that one file: Node's ES module loader costs about a millisecond per file here, and compiles
  * every time.
  */
-// The runtime's import() calls come here (see shared/cached-commonjs.ts).
+// The runtime's import() calls come here (see shared/runtime/cached-commonjs.ts).
 (globalThis as Record<symbol, unknown>)[RUNTIME_IMPORT] = (specifier: string) => import(specifier);
 // A new cache is written after the thread's first batch, not as soon as the runtime ran: by then the
 // functions of a thread's start (the schemas it builds on first use, the suite's import, the first

@@ -3,23 +3,24 @@ import "./child-processes.ts";
 import { BroadcastChannel, parentPort, threadId, workerData } from "node:worker_threads";
 import { ErrorCode, EvalfleetError, toErrorInfo } from "../../shared/errors.ts";
 import { createLogger, type Logger } from "../../shared/logger.ts";
-import { loadSuite, type LoadedSuite } from "../../shared/suite.ts";
-import type { CaseResult } from "../../shared/result.ts";
+import { loadSuite, type LoadedSuite } from "../../shared/suite/suite.ts";
+import type { CaseResult } from "../../shared/result/result.ts";
 import { parseThreadBatch, ThreadBroadcastSchema, ThreadWorkerDataSchema, type ThreadBatch, type ThreadBatchReply, type ThreadBroadcastReply, type ThreadCase, type ThreadMessage, type ThreadReply } from "../../shared/wire/thread.ts";
 import { notStartedResult, runCase } from "../runtime/lifecycle.ts";
-import { resultShell } from "../../shared/result-shell.ts";
+import { resultShell } from "../../shared/result/result-shell.ts";
 import { toPlainData } from "../runtime/evidence.ts";
 import { resultToWire } from "./result-wire.ts";
-import { McpSession } from "../../shared/mcp-session.ts";
+import { McpSession } from "../../shared/suite/mcp-session.ts";
 import { newCaseScope } from "../runtime/case-scope.ts";
 import { startBeacon } from "./thread-beacon.ts";
 import { ThreadLimiter } from "./thread-limiter.ts";
-import { installProcessLimiter } from "../../shared/limits/process-limiter.ts";
+import { installProcessLimiter } from "../../shared/providers/process-limiter.ts";
 import { processEnvironment, tracingSettingsFrom } from "../../shared/environment.ts";
 import { flushTracing, startTracing } from "../../shared/tracing/sdk.ts";
+import { useSuiteRedactShapes } from "../../shared/redaction/secrets.ts";
 import { judgeWithModel } from "../models/default-judge.ts";
 import { ThreadCaches } from "./thread-cache.ts";
-import type { RunOutput } from "../../shared/agent.ts";
+import type { RunOutput } from "../../shared/case/agent.ts";
 
 /**
  * The piscina entry: imports the suite once per thread, runs a batch of cases by index and name,
@@ -87,9 +88,7 @@ export function startThread(options: { afterFirstBatch?: () => void } = {}): voi
   if (started) return;
   started = true;
   afterFirstBatch = options.afterFirstBatch;
-  // Parsed once per thread: zod's compiled fast path (generated code, compiled on a schema's first
-  // parse) would cost more than it saves.
-  const startup = ThreadWorkerDataSchema.safeParse(workerData, { jitless: true });
+  const startup = ThreadWorkerDataSchema.safeParse(workerData);
   if (!startup.success) throw new EvalfleetError(ErrorCode.WireInvalid, `a worker thread started without its pool's control channel: ${startup.error.issues[0]?.message}`);
   listenOnControl(startup.data.controlChannel);
   // One limiter per process, owned by the main thread: this thread asks it for every permit.
@@ -175,7 +174,7 @@ function postReply(taskId: number, reply: ThreadReply): void {
   }
 }
 
-/** Batches this thread has been given: the first is parsed without zod's compiled fast path (see parseThreadBatch), and its end calls `afterFirstBatch`. */
+/** Batches this thread has been given: the first one's end calls `afterFirstBatch`. */
 let batchesSeen = 0;
 
 /**
@@ -185,7 +184,7 @@ let batchesSeen = 0;
 export default async function runThreadBatch(raw: { batch: unknown }): Promise<ThreadBatchReply> {
   const first = batchesSeen++ === 0;
   try {
-    const parsed = parseThreadBatch(raw?.batch, { jitless: first });
+    const parsed = parseThreadBatch(raw?.batch);
     if (!parsed.ok) return { kind: "error", error: toErrorInfo(new EvalfleetError(ErrorCode.WireInvalid, parsed.why)) };
     const batch = parsed.batch;
     logger ??= createLogger({ name: "evalfleet.thread", level: batch.logLevel });
@@ -209,7 +208,11 @@ async function runThreadCase(batch: ThreadBatch, task: ThreadCase): Promise<Thre
   try {
     let pending = suites.get(batch.suitePath);
     if (!pending) {
-      pending = loadSuite(batch.suitePath, { module: batch.suiteModule ?? null });
+      // The thread redacts the credential shapes its suite says (a thread serves one suite's runs).
+      pending = loadSuite(batch.suitePath, { module: batch.suiteModule ?? null }).then((s) => {
+        useSuiteRedactShapes(s.redactShapes);
+        return s;
+      });
       suites.set(batch.suitePath, pending);
     }
     const suite = await pending;
@@ -261,6 +264,7 @@ async function runThreadCase(batch: ThreadBatch, task: ThreadCase): Promise<Thre
       ...(task.replay ? { replay: task.replay as RunOutput } : {}),
       repeat: task.repeat ?? 1,
       cache: caches.cacheFor(task.cache),
+      cassette: task.cassette ?? null,
       signal: cancel.signal,
       logger,
       onRunEvent: task.forwardEvents ? (_c, event) => post({ kind: "event", taskId, event: toPlainData(event) as Record<string, unknown> }) : null,

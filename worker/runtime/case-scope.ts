@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { endProcessTrees, processStartTime, type TrackedProcess } from "../../shared/process-tree.ts";
-import type { ResponseCache } from "../models/response-cache.ts";
+import { endProcessTrees, processStartTime, type TrackedProcess } from "../../shared/process/process-tree.ts";
+import type { ResponseCache } from "../models/response-store.ts";
+import type { CassetteSession } from "../cassette/cassette-session.ts";
 
 /**
  * The scope of one running case: every callback the case's code runs, however deep its awaits,
@@ -26,6 +27,8 @@ export interface CaseScope {
   readonly modelCache: { hits: number; misses: number };
   /** The response cache this case's model calls go through, or null (then the thread's, if any). */
   cache: ResponseCache | null;
+  /** The case's recorder or replayer (`--record`, `--replay`): the built-in model clients' requests go through it; null: neither. */
+  cassette: CassetteSession | null;
 }
 
 const scopes = new AsyncLocalStorage<CaseScope>();
@@ -39,7 +42,7 @@ export function onCaseScopeEntry(listener: (scope: CaseScope) => void): void {
 
 /** A new scope for a case. */
 export function newCaseScope(taskId = -1, onSpawn?: (process: TrackedProcess) => void): CaseScope {
-  return { taskId, processes: new Map(), ...(onSpawn ? { onSpawn } : {}), deadline: null, repeat: 1, modelCache: { hits: 0, misses: 0 }, cache: null };
+  return { taskId, processes: new Map(), ...(onSpawn ? { onSpawn } : {}), deadline: null, repeat: 1, modelCache: { hits: 0, misses: 0 }, cache: null, cassette: null };
 }
 
 /** Runs `fn` (a case's lifecycle) in `scope`: every callback it schedules sees the scope. */

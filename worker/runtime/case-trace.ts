@@ -1,5 +1,5 @@
 import type { Context, Span } from "@opentelemetry/api";
-import type { CaseResult } from "../../shared/result.ts";
+import type { CaseResult } from "../../shared/result/result.ts";
 import { Attr, SpanNames, activeContext, contextFromTraceparent, contextWith, endSpan, runInContext, startSpan, traceparentOf, tracingActive } from "../../shared/tracing/spans.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { inspect } from "node:util";
-import type { RunOutput } from "../../shared/agent.ts";
+import type { RunOutput } from "../../shared/case/agent.ts";
 
 /**
  * Evidence extraction from a final output (spec E6, E7). Pure; no I/O.

@@ -1,39 +1,38 @@
 import { randomUUID } from "node:crypto";
-import { isAsyncIterable, type RunEvent, type RunOutput } from "../../shared/agent.ts";
-import type { Case } from "../../shared/case.ts";
-import type { JudgeModel, JudgeUsage } from "../../shared/judge-model.ts";
-import { CaseResult } from "../../shared/result.ts";
+import { isAsyncIterable, type RunEvent, type RunOutput } from "../../shared/case/agent.ts";
+import type { Case } from "../../shared/case/case.ts";
+import type { JudgeModel } from "../../shared/case/judge-model.ts";
+import { CaseResult } from "../../shared/result/result.ts";
 import { describeError, errorMessage } from "../../shared/errors.ts";
 import { materializeCase } from "../../shared/datasets/dataset-case.ts";
 import { round3 } from "../../shared/py-format.ts";
-import { JudgeUsageTally, usageFromMetrics, withJudgeUsage } from "../../shared/usage.ts";
-import { silentLogger, type Logger } from "../../shared/logger.ts";
+import { usageFromMetrics } from "../../shared/case/usage.ts";
+import type { Logger } from "../../shared/logger.ts";
 import { contentAsString, toolsCalled } from "./evidence.ts";
-import { buildJudgeRequest, runJudge } from "./checks/judge.ts";
-import { evaluateReliability } from "./checks/reliability.ts";
-import { runScorer } from "./checks/scorer.ts";
-import { hasExpectations, NO_RESULT_OUTPUT_JUDGE_ERROR, runExpectations } from "./checks/expectations.ts";
-import { errorPartKind, type ErrorPartKind } from "../../shared/error-kind.ts";
-import { processLimiter } from "../../shared/limits/process-limiter.ts";
-import { limitedFetch } from "../../shared/limits/limiter.ts";
-import { runEvalFunctions } from "./checks/eval-functions.ts";
-import { evalFunctionsFor, type EvalFunctions } from "../../shared/eval-functions.ts";
+import { errorPartKind, type ErrorPartKind } from "../../shared/result/error-kind.ts";
+import { processLimiter } from "../../shared/providers/process-limiter.ts";
+import { limitedFetch } from "../../shared/providers/limiter.ts";
+import type { EvalFunctions } from "../../shared/case/eval-functions.ts";
 import type { ScoringMethod } from "../../shared/datasets/expected-output-methods.ts";
-import { defaultJudgeModel } from "../models/default-judge.ts";
-import { DEFAULT_MAX_OUTPUT_KB, DEFAULT_SETUP_TIMEOUT_SECONDS, DEFAULT_TEARDOWN_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, resolveDefaultTimeout } from "../../shared/defaults.ts";
+import { caseBounds, type CaseBounds } from "../../shared/run-settings.ts";
 import { truncateOutput } from "../../shared/wire/fit-result.ts";
 import type { PhaseSeconds } from "../../shared/wire/result-data.ts";
-import { endCaseProcesses, newCaseScope, runInCaseScope, type CaseScope } from "./case-scope.ts";
+import { currentCaseScope, endCaseProcesses, newCaseScope, runInCaseScope, type CaseScope } from "./case-scope.ts";
 import { installChildProcessTracking } from "./child-processes.ts";
 import { captureTranscript } from "./transcript.ts";
+import { gradeOutput } from "./grading.ts";
+import { boundedHook, boundMs } from "./bounded-hook.ts";
 import type { ResponseCache } from "../models/response-cache.ts";
+import type { ThreadCassette } from "../../shared/wire/thread.ts";
+import { closeCaseCassette, openCaseCassette } from "../cassette/case-cassette.ts";
+import { caseTool, isReplayMiss } from "../cassette/cassette-session.ts";
 
 // Whatever runs cases tracks the processes they start (a thread does it first, before the suite loads).
 installChildProcessTracking();
 import { callSyncHook } from "../../shared/hooks.ts";
 import { CaseTrace } from "./case-trace.ts";
 import { runInContext } from "../../shared/tracing/spans.ts";
-import { CANCELLED_BEFORE_START_ERROR, CANCELLED_IN_FLIGHT_ERROR, resultShell } from "../../shared/result-shell.ts";
+import { CANCELLED_BEFORE_START_ERROR, CANCELLED_IN_FLIGHT_ERROR, resultShell } from "../../shared/result/result-shell.ts";
 
 /**
  * One case, start to finish (spec sections C to J and L):
@@ -44,11 +43,11 @@ import { CANCELLED_BEFORE_START_ERROR, CANCELLED_IN_FLIGHT_ERROR, resultShell } 
  * the child processes the case started are ended with it (case-scope.ts).
  */
 
-/** Recorded when the judge is needed and no model is configured anywhere. */
-export const NO_JUDGE_MODEL_ERROR = "judge: no judge model configured: set OPENAI_API_KEY or pass judgeModel";
+// The grading half of the case lives in grading.ts; its error text is part of this module's surface.
+export { NO_JUDGE_MODEL_ERROR } from "./grading.ts";
 
 // The coordinator reads these errors too (an aborted distributed run): they live with the result shell.
-export { CANCELLED_BEFORE_START_ERROR, CANCELLED_IN_FLIGHT_ERROR } from "../../shared/result-shell.ts";
+export { CANCELLED_BEFORE_START_ERROR, CANCELLED_IN_FLIGHT_ERROR } from "../../shared/result/result-shell.ts";
 
 /** Phases a case goes through, reported to an observer (the thread uses them for the hard-kill watchdog). */
 export type CasePhase = "setup" | "run" | "teardown" | "done";
@@ -66,13 +65,13 @@ export interface CaseObserver {
 
 /** Options of {@link runCase}. */
 export interface RunCaseOptions {
-  /** Timeout in seconds when the case sets none. Default {@link DEFAULT_TIMEOUT_SECONDS}. */
+  /** Timeout in seconds when the case sets none. Default 120 (`DEFAULT_TIMEOUT_SECONDS`). */
   defaultTimeout?: number;
-  /** Bound on `setup` in seconds when the case sets none. Default {@link DEFAULT_SETUP_TIMEOUT_SECONDS}. */
+  /** Bound on `setup` in seconds when the case sets none. Default 60 (`DEFAULT_SETUP_TIMEOUT_SECONDS`). */
   setupTimeout?: number;
-  /** Bound on `teardown` in seconds when the case sets none. Default {@link DEFAULT_TEARDOWN_TIMEOUT_SECONDS}. */
+  /** Bound on `teardown` in seconds when the case sets none. Default 60 (`DEFAULT_TEARDOWN_TIMEOUT_SECONDS`). */
   teardownTimeout?: number;
-  /** Largest output kept on the result, in bytes; the checks still see the whole output. Default {@link DEFAULT_MAX_OUTPUT_KB} KiB. */
+  /** Largest output kept on the result, in bytes; the checks still see the whole output. Default 256 KiB (`DEFAULT_MAX_OUTPUT_KB`). */
   maxOutputBytes?: number;
   /** Where the child processes the case starts are recorded (a thread reports them to its pool). Default: a scope of its own. */
   scope?: CaseScope;
@@ -117,6 +116,8 @@ export interface RunCaseOptions {
   repeat?: number;
   /** The response cache the case's model calls go through (`--cache`). Default: none (the thread's, if one was set). */
   cache?: ResponseCache | null;
+  /** Record or replay the case's HTTP exchanges and wrapped tool calls (`--record`, `--replay`). Default: neither. */
+  cassette?: ThreadCassette | null;
   /**
    * Grade this output instead of running the agent (`evalfleet regrade`: a recorded run's stored
    * output). Only the checks run, within the case's timeout; setup and teardown do not run.
@@ -124,8 +125,6 @@ export interface RunCaseOptions {
    */
   replay?: RunOutput | null;
 }
-
-let defaultLogger: Logger | undefined;
 
 /** `eval-<name>-<8 lowercase hex>`: a new session per case. */
 export function newSessionId(caseName: string): string {
@@ -156,11 +155,6 @@ export async function runCase(declared: Case, options: RunCaseOptions = {}): Pro
 /** Seconds since `from` (a `performance.now()`), rounded to milliseconds. */
 function since(from: number): number {
   return round3((performance.now() - from) / 1000);
-}
-
-/** A bound in seconds as a timer delay, in ms (setTimeout's range). */
-function boundMs(seconds: number): number {
-  return Math.min(Math.max(0, seconds * 1000), 2_147_483_647);
 }
 
 async function runLifecycle(declared: Case, options: RunCaseOptions, scope: CaseScope): Promise<CaseResult> {
@@ -201,18 +195,30 @@ async function runLifecycle(declared: Case, options: RunCaseOptions, scope: Case
     trace?.end(result);
     return result;
   }
-  const hooks = c.resolveHookTimeouts({ setup: options.setupTimeout ?? DEFAULT_SETUP_TIMEOUT_SECONDS, teardown: options.teardownTimeout ?? DEFAULT_TEARDOWN_TIMEOUT_SECONDS });
-  const finish = (materialized: Case): CaseResult => {
+  // The case's bounds, resolved once here (after its dataset row is read) and read by every phase.
+  const bounds = caseBounds(c, options);
+  const hooks = { setup: bounds.setupSeconds, teardown: bounds.teardownSeconds };
+  const finish = async (materialized: Case): Promise<CaseResult> => {
+    if (scope.cassette && options.cassette) await closeCaseCassette(scope.cassette, options.cassette, result, options.signal);
     result.durationSeconds = round3((performance.now() - started) / 1000);
     keepRecords(result, materialized, options, scope);
     phase("done");
     trace?.end(result);
     return result;
   };
+  if (options.cassette && !options.replay) {
+    try {
+      scope.cassette = await openCaseCassette(options.cassette, c.name, scope.repeat, options.signal);
+    } catch (err) {
+      // A cassette that cannot be read answers nothing: the case fails before its agent costs anything.
+      result.addError(`replay: ${errorMessage(err)}`, "check");
+      return finish(c);
+    }
+  }
   if (options.replay) {
     // A regrade: the stored output is graded again; setup and teardown belong to agent runs.
     try {
-      await runUnderTimeout(c, result, options, phases, phase, trace);
+      await runUnderTimeout(c, result, bounds, options, phases, phase, trace);
     } catch (err) {
       result.addError(`internal: ${describeError(err)}`, "infra");
     }
@@ -233,7 +239,7 @@ async function runLifecycle(declared: Case, options: RunCaseOptions, scope: Case
       phases.setup = since(setupStarted);
     } else setupDone = true;
     if (setupDone) {
-      await runUnderTimeout(c, result, options, phases, phase, trace);
+      await runUnderTimeout(c, result, bounds, options, phases, phase, trace);
       phase("teardown", hooks.teardown);
       if (c.teardown) {
         const teardownStarted = performance.now();
@@ -264,30 +270,6 @@ function keepRecords(result: CaseResult, c: Case, options: RunCaseOptions, scope
   }
 }
 
-/** How a bounded hook ended. */
-type HookEnd = { kind: "ok"; value: unknown } | { kind: "threw"; err: unknown } | { kind: "overran" };
-
-/**
- * Calls a setup or teardown hook and waits for it at most `seconds`. A hook past its bound is left
- * behind (its promise is not awaited any more); one that blocks its thread synchronously is the
- * watchdog's (worker/pool/) or, inline, the process watchdog's (coordinator/local/).
- */
-async function boundedHook(call: () => unknown, seconds: number): Promise<HookEnd> {
-  let timer: NodeJS.Timeout | undefined;
-  const overran = new Promise<HookEnd>((resolve) => (timer = setTimeout(() => resolve({ kind: "overran" }), boundMs(seconds))));
-  try {
-    return await Promise.race([
-      callMaybeAsync(call).then(
-        (value): HookEnd => ({ kind: "ok", value }),
-        (err: unknown): HookEnd => ({ kind: "threw", err }),
-      ),
-      overran,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Shared flag between the supervisor and the body: once closed, the body may not touch the result. */
 interface BodyScope {
   open: boolean;
@@ -301,12 +283,13 @@ interface RunMarks {
 async function runUnderTimeout(
   c: Case,
   result: CaseResult,
+  bounds: CaseBounds,
   options: RunCaseOptions,
   phases: PhaseSeconds,
   phase: (name: CasePhase, seconds?: number) => void,
   trace: CaseTrace | null,
 ): Promise<void> {
-  const timeoutSeconds = c.resolveTimeout(resolveDefaultTimeout(options.defaultTimeout));
+  const timeoutSeconds = bounds.timeoutSeconds;
   const timeoutMs = boundMs(timeoutSeconds);
   const runStarted = performance.now();
   const marks: RunMarks = { agentEnded: null };
@@ -325,7 +308,7 @@ async function runUnderTimeout(
   // A suite cancelled during setup must not start the agent: its run could already cost money.
   if (!suiteSignal?.aborted) {
     // With tracing on, the agent and the checks run with the run phase's span active.
-    const body = (): Promise<void> => runBody(c, result, scope, controller.signal, options, deadline, marks, trace);
+    const body = (): Promise<void> => runBody(c, result, scope, controller.signal, bounds, options, deadline, marks, trace);
     (trace ? runInContext(trace.phaseContext, body) : body()).then(
       () => settle("done"),
       (err: unknown) => {
@@ -352,9 +335,9 @@ async function runUnderTimeout(
   }
 }
 
-async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: AbortSignal, options: RunCaseOptions, deadline: number, marks: RunMarks, trace: CaseTrace | null): Promise<void> {
+async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: AbortSignal, bounds: CaseBounds, options: RunCaseOptions, deadline: number, marks: RunMarks, trace: CaseTrace | null): Promise<void> {
   const label = c.label;
-  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_KB * 1024;
+  const maxOutputBytes = bounds.maxOutputBytes;
   // The checks grade the whole output; the result keeps it cut to the bound (shared/wire/fit-result.ts).
   let fullOutput: string | null = null;
   const capture = (output: RunOutput): void => {
@@ -381,7 +364,11 @@ async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: Ab
     const traceparent = trace?.traceparent;
     // The provider limiter of the run, for the agent's own model calls (docs/providers.md).
     const limiter = processLimiter();
-    const context = { signal, sessionId: result.sessionId, deadline, limiter, fetch: limitedFetch(limiter), ...(traceparent ? { traceparent } : {}) };
+    // Under --record / --replay the case's fetch and tools go through its cassette.
+    const cassette = currentCaseScope()?.cassette ?? null;
+    const fetch = cassette ? cassette.fetch(limitedFetch(limiter)) : limitedFetch(limiter);
+    const tool = cassette ? cassette.tool.bind(cassette) : caseTool;
+    const context = { signal, sessionId: result.sessionId, deadline, limiter, fetch, tool, ...(traceparent ? { traceparent } : {}) };
     const ret = options.replay ? null : c.component.run(c.input, context);
     if (ret === null) {
       // Nothing ran.
@@ -412,164 +399,22 @@ async function runBody(c: Case, result: CaseResult, scope: BodyScope, signal: Ab
     }
   } catch (err) {
     marks.agentEnded = performance.now();
+    // A replay miss is said once, by the cassette (case-cassette.ts), and is a check's failure.
+    if (isReplayMiss(err)) return;
     // A provider's 429/5xx or a lost connection under the agent is the infrastructure's failure.
-    record(`${label}: ${describeError(err)}`, errorPartKind(err, "agent"));
+    record(`${label}: ${describeError(err)}`, currentCaseScope()?.cassette?.misses.length ? "check" : errorPartKind(err, "agent"));
     return;
   }
   marks.agentEnded = performance.now();
   if (!scope.open) return;
   trace?.phase("checks");
-  // Each check in its own span under the checks phase; without tracing, called as it is.
-  const check = <T>(name: string, fn: () => Promise<T>, verdict: () => boolean | null | undefined): Promise<T> => (trace ? trace.check(name, fn, verdict) : fn());
-
   const status = captured ? (captured.status ?? "completed") : null;
   if (errored || !captured || status !== "completed") {
     // An error event already explains the failure; otherwise say why the run cannot be graded.
     if (!errored) record(`${label}: ${nonGradeableReason(captured, status)}`);
     return;
   }
-
-  const output: RunOutput = captured;
-  // The tokens of every judge call of the case (criteria and expected-output judges), priced where results are collected.
-  const judgeTally = new JudgeUsageTally();
-  const onJudgeUsage = (u: JudgeUsage, model: JudgeModel): void => judgeTally.add(u, model.id ?? null);
-  const recordJudgeUsage = (): void => commit(() => (result.usage = withJudgeUsage(result.usage, judgeTally.usage())));
-  if (c.criteria) await check("judge", () => judgeCheck(c, result, output, fullOutput, signal, deadline, options, commit, record, onJudgeUsage), () => result.judgePassed);
-  recordJudgeUsage();
-  if (!scope.open) return;
-  if (c.expectedToolCalls && c.expectedToolCalls.length > 0) {
-    await check(
-      "reliability",
-      async () => {
-        try {
-          const details = evaluateReliability(output, {
-            expectedToolCalls: c.expectedToolCalls!,
-            allowAdditionalToolCalls: c.allowAdditionalToolCalls,
-          });
-          commit(() => {
-            result.reliabilityPassed = details.passed;
-            result.reliability = details;
-          });
-        } catch (err) {
-          record(`reliability: ${describeError(err)}`, "check");
-        }
-      },
-      () => result.reliabilityPassed,
-    );
-  }
-  if (!scope.open) return;
-  if (c.scorer) {
-    const scorer = c.scorer;
-    await check(
-      "scorer",
-      async () => {
-        try {
-          const score = await runScorer(scorer, output, c.expected, signal, { caseName: c.name, input: c.input });
-          commit(() => (result.score = score));
-        } catch (err) {
-          record(`scorer: ${describeError(err)}`, errorPartKind(err, "check"));
-        }
-      },
-      () => result.score?.passed,
-    );
-  }
-  if (!scope.open) return;
-  if (hasExpectations(c)) {
-    await check("expectations", () => expectationsCheck(c, result, output, fullOutput, signal, deadline, options, commit, record, onJudgeUsage, recordJudgeUsage), () => expectationsPassed(result));
-  }
-  if (!scope.open) return;
-  const evalNames = evalFunctionsFor(c.evalFunctions, options.runEvalFunctions);
-  if (evalNames.length > 0) {
-    await check(
-      "eval_functions",
-      async () => {
-        const { verdicts, errors } = await runEvalFunctions(c, evalNames, options.evalFunctions, output, signal);
-        if (verdicts.length > 0) commit(() => (result.expectations = { ...result.expectations, evalFunctions: verdicts }));
-        for (const e of errors) record(e, "check");
-      },
-      () => (result.expectations?.evalFunctions ? result.expectations.evalFunctions.every((v) => v.passed) : null),
-    );
-  }
-}
-
-/** Whether every data-driven check that ran passed (null: none ran). */
-function expectationsPassed(result: CaseResult): boolean | null {
-  const e = result.expectations;
-  if (!e) return null;
-  const verdicts = [e.expectedOutput, e.expectedAgentTools, e.expectedKnowledgeSources].filter((v) => v !== undefined);
-  return verdicts.length === 0 ? null : verdicts.every((v) => v!.passed);
-}
-
-async function expectationsCheck(
-  c: Case,
-  result: CaseResult,
-  captured: RunOutput,
-  fullOutput: string | null,
-  signal: AbortSignal,
-  deadline: number,
-  options: RunCaseOptions,
-  commit: (apply: () => void) => void,
-  record: (message: string, kind?: ErrorPartKind) => void,
-  onJudgeUsage: (usage: JudgeUsage, model: JudgeModel) => void,
-  recordJudgeUsage: () => void,
-): Promise<void> {
-  try {
-    const { expectations, errors } = await runExpectations(c, captured, fullOutput, {
-      scoringMethod: options.scoringMethod ?? null,
-      // Same resolution as the criteria judge: the case's, the suite's or runner's, then the default.
-      model: () => c.judgeModel || options.judgeModel || defaultJudgeModel(),
-      signal,
-      deadline,
-      onProblem: (problem) => (options.logger ?? (defaultLogger ??= silentLogger())).debug({ case: c.name, problem }, "expected_output judge returned no result"),
-      onUsage: onJudgeUsage,
-    });
-    recordJudgeUsage();
-    commit(() => (result.expectations = expectations));
-    for (const e of errors) record(e, e === NO_RESULT_OUTPUT_JUDGE_ERROR ? "infra" : "check");
-  } catch (err) {
-    record(`expected_output: ${describeError(err)}`, errorPartKind(err, "check"));
-  }
-}
-
-async function judgeCheck(
-  c: Case,
-  result: CaseResult,
-  output: RunOutput,
-  fullOutput: string | null,
-  signal: AbortSignal,
-  deadline: number,
-  options: RunCaseOptions,
-  commit: (apply: () => void) => void,
-  record: (message: string, kind?: ErrorPartKind) => void,
-  onUsage: (usage: JudgeUsage, model: JudgeModel) => void,
-): Promise<void> {
-  let outcome: Awaited<ReturnType<typeof runJudge>>;
-  try {
-    // Resolution order: the case's judge, the suite's or runner's, then the default from the
-    // environment (none without OPENAI_API_KEY). A malformed environment is a judge error.
-    const model = c.judgeModel || options.judgeModel || defaultJudgeModel();
-    if (!model) {
-      record(NO_JUDGE_MODEL_ERROR, "check");
-      return;
-    }
-    const request = buildJudgeRequest({ criteria: c.criteria!, mode: c.judgeMode, input: c.input, output: fullOutput ?? contentAsString(output.content) });
-    outcome = await runJudge(model, request, c.judgeMode, c.judgeThreshold, signal, { deadline, onUsage: (u) => onUsage(u, model) });
-  } catch (err) {
-    record(`judge: ${describeError(err)}`, errorPartKind(err, "check"));
-    return;
-  }
-  if ("verdict" in outcome) {
-    const v = outcome.verdict;
-    commit(() => {
-      result.judgePassed = v.passed;
-      result.judgeReason = v.reason;
-      result.judgeScore = v.score;
-    });
-  } else {
-    (options.logger ?? (defaultLogger ??= silentLogger())).debug({ case: c.name, problem: outcome.problem }, "judge returned no result");
-    // The judge's provider refused or failed (its client's retries spent), or it answered nothing usable.
-    record("judge: returned no result", "infra");
-  }
+  await gradeOutput({ c, result, output: captured, fullOutput, signal, deadline, options, isOpen: () => scope.open, commit, record, trace });
 }
 
 function captureEvidence(result: CaseResult, output: RunOutput, text: string | null, maxOutputBytes: number): void {
@@ -598,8 +443,4 @@ function nonGradeableReason(output: RunOutput | null, status: string | null): st
     default:
       return `run ended with status ${String(status)}`;
   }
-}
-
-async function callMaybeAsync<T>(call: () => T): Promise<Awaited<T>> {
-  return await call();
 }

@@ -1,6 +1,6 @@
-import type { CaseInput, RequestedToolCall, RunOutput } from "../../shared/agent.ts";
-import type { CaseResult } from "../../shared/result.ts";
-import { boundTranscript, inputDigest } from "../../shared/transcript.ts";
+import type { CaseInput, RequestedToolCall, RunOutput } from "../../shared/case/agent.ts";
+import type { CaseResult } from "../../shared/result/result.ts";
+import { boundTranscript, inputDigest } from "../../shared/result/transcript.ts";
 import { TRANSCRIPT_VERSION, type Transcript, type TranscriptRun } from "../../shared/wire/transcript.ts";
 import { toPlainData } from "./evidence.ts";
 
@@ -38,7 +38,7 @@ function projectRun(o: RunOutput): TranscriptRun {
       .filter((t) => t !== null && typeof t === "object")
       .map((t) => ({
         toolName: typeof t.toolName === "string" ? t.toolName : null,
-        toolArgs: t.toolArgs && typeof t.toolArgs === "object" && !Array.isArray(t.toolArgs) ? t.toolArgs : null,
+        toolArgs: storedArgs(t.toolArgs),
         ...(t.result !== undefined ? { result: t.result } : {}),
         ...(t.toolCallError !== undefined && t.toolCallError !== null ? { toolCallError: t.toolCallError } : {}),
         ...(t.isPaused ? { isPaused: true } : {}),
@@ -69,4 +69,22 @@ function projectRun(o: RunOutput): TranscriptRun {
   if (typeof o.agentId === "string") run.agentId = o.agentId;
   if (Array.isArray(o.knowledgeSources)) run.knowledgeSources = o.knowledgeSources.filter((s): s is string => typeof s === "string");
   return run;
+}
+
+/**
+ * A call's arguments as the transcript keeps them: an object as it is; arguments an adapter gave
+ * as JSON text, parsed (the trajectory check reads them so, and a regrade must see what it saw);
+ * anything else, null.
+ */
+function storedArgs(args: unknown): Record<string, unknown> | null {
+  if (args && typeof args === "object" && !Array.isArray(args)) return args as Record<string, unknown>;
+  if (typeof args === "string" && args.trimStart().startsWith("{")) {
+    try {
+      const parsed: unknown = JSON.parse(args);
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // Not JSON: no arguments a check could read.
+    }
+  }
+  return null;
 }

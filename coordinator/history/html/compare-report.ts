@@ -1,5 +1,6 @@
-import { redactJson } from "../../../shared/secrets.ts";
-import type { CaseRecord, RunRecord } from "../store/records.ts";
+import { redactJson } from "../../../shared/redaction/secrets.ts";
+import type { RunRecord } from "../store/run-record.ts";
+import type { CaseRecord } from "../store/case-record.ts";
 import { compareRuns } from "../compare.ts";
 import { failureCause } from "../failure-cause.ts";
 import { outcomeOf } from "../outcome.ts";

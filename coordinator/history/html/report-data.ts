@@ -1,5 +1,5 @@
 import { gzipSync } from "node:zlib";
-import type { CaseRecord } from "../store/records.ts";
+import type { CaseRecord } from "../store/case-record.ts";
 import { failureCause } from "../failure-cause.ts";
 
 /**

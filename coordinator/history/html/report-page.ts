@@ -30,6 +30,7 @@ dl{display:grid;grid-template-columns:170px 1fr;gap:4px 12px;margin:4px 0}dt{col
 .timeline{display:flex;height:18px;border-radius:4px;overflow:hidden;border:1px solid var(--line);max-width:640px;background:#fff}.timeline span{display:block;height:100%;min-width:2px}
 .ph-setup{background:#8b5cf6}.ph-run{background:#2f6feb}.ph-checks{background:#d97706}.ph-teardown{background:#64748b}.legend span{display:inline-block;margin-right:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 .transcript .msg{border-left:3px solid var(--line);padding:4px 8px;margin:4px 0;background:#fff}.transcript .role{font-weight:600;font-size:12px;color:var(--muted);text-transform:uppercase}
+.trajectory ol{margin:4px 0;padding-left:28px}.trajectory li.failed{color:var(--fail);font-weight:600}.trajectory li.matched{color:var(--pass)}.trajectory .failure{color:var(--fail)}
 .transcript .tool{border-left-color:#d97706}.transcript .tool.err{border-left-color:var(--fail)}.transcript .member{margin-left:18px;border-left:2px dashed var(--line);padding-left:8px}.transcript .judge{border-left-color:#8b5cf6}
 .s-pass{color:var(--pass);font-weight:600}.s-fail{color:var(--fail);font-weight:600}.s-skip{color:var(--skip);font-weight:600}[hidden]{display:none !important}
 `;
@@ -128,6 +129,16 @@ export const REPORT_SCRIPT = `
     var out=content(run.content);if(out){var f=el('div','msg final');f.appendChild(el('div','role','final output'));f.appendChild(pre(null,out));box.appendChild(f);}
     return box;
   }
+  // The reliability check's steps, each with its verdict; a failed step is marked, and each failure says why.
+  function trajectoryView(t,reason){
+    var box=el('div','trajectory');if(reason)box.appendChild(el('div','reason',reason));
+    var ol=el('ol','steps');
+    t.steps.forEach(function(s){var li=el('li',s.verdict,(s.member?s.member+'/':'')+(s.tool||'?')+' \u00b7 '+s.outcome+' \u00b7 '+s.verdict+(s.expectation!==null?' (expected call '+(s.expectation+1)+')':''));li.setAttribute('data-step',String(s.step));ol.appendChild(li);});
+    if(t.steps.length)box.appendChild(ol);else box.appendChild(el('div',null,'no tool calls ('+t.order+' order)'));
+    t.failures.forEach(function(f){box.appendChild(el('div','failure',(f.step!==null?'step '+f.step+': ':'')+f.message));});
+    if(t.cut)box.appendChild(el('div',null,'the first '+t.steps.length+' of '+t.cut.steps+' steps and '+t.failures.length+' of '+t.cut.failures+' failures'));
+    return box;
+  }
   function detail(d){
     var r=d.record,dl=el('dl');
     row(dl,'Component',r.agentId?'agent '+r.agentId:r.teamId?'team '+r.teamId:'\\u2014');
@@ -138,6 +149,7 @@ export const REPORT_SCRIPT = `
     if(d.checks.length){var ul=el('ul','checks');d.checks.forEach(function(c){var li=el('li');li.appendChild(el('b',null,c.check+': '));li.appendChild(document.createTextNode(c.reason));ul.appendChild(li);});row(dl,'Failed checks',ul);}
     row(dl,'Judge',verdict(r.judgePassed)+(r.judgeScore!==null?' \\u00b7 score '+r.judgeScore:'')+(r.judgeReason?' \\u00b7 '+r.judgeReason:''));
     if(r.reliabilityPassed!==null||r.reliability){var x=r.reliability;row(dl,'Reliability',verdict(r.reliabilityPassed)+(x?' \\u00b7 passed: '+list(x.passedToolCalls)+' \\u00b7 missing: '+list(x.missingToolCalls)+' \\u00b7 additional: '+list(x.additionalToolCalls)+' \\u00b7 failed: '+list(x.failedToolCalls):''));}
+    if(d.json&&d.json.trajectory)row(dl,'Trajectory',trajectoryView(d.json.trajectory,d.json.reliability_reason));
     if(r.scoreValue!==null)row(dl,'Scorer',verdict(r.scorePassed)+' \\u00b7 value '+r.scoreValue+(r.scoreReason?' \\u00b7 '+r.scoreReason:''));
     if(r.scoreDetail)row(dl,'Scorer detail',pre(null,JSON.stringify(r.scoreDetail,null,2)));
     row(dl,'Tools called',list(r.toolsCalled));

@@ -1,5 +1,7 @@
-import { redactJson } from "../../../shared/secrets.ts";
-import type { CaseRecord, RunRecord } from "../store/records.ts";
+import { redactJson } from "../../../shared/redaction/secrets.ts";
+import { formatPercentInterval } from "../../../shared/stats/interval.ts";
+import type { RunRecord } from "../store/run-record.ts";
+import type { CaseRecord } from "../store/case-record.ts";
 import { barChart, columnChart, esc, lineChart, type ChartDatum } from "./svg-chart.ts";
 import { buildReportData, CHUNK_CASES, scriptJson } from "./report-data.ts";
 import { REPORT_SCRIPT, REPORT_STYLE } from "./report-page.ts";
@@ -10,7 +12,7 @@ import { selectionKey, selectionSize } from "../selection-key.ts";
  * inline (CSS, a few lines of script, SVG charts); a Content-Security-Policy forbids any fetch, so
  * the page renders the same offline, from a CI artifact or an email attachment. Pure: records in,
  * HTML text out. Every recorded string is escaped (an agent's output is untrusted), and secrets
- * are removed from the records before anything is cut or escaped (shared/secrets.ts: a store
+ * are removed from the records before anything is cut or escaped (shared/redaction/secrets.ts: a store
  * written before redaction existed, or by a process that knew other secrets, may hold some).
  */
 
@@ -55,6 +57,7 @@ export function renderHtmlReport(given: HtmlReportInput): string {
     ["Failed", String(failed)],
     ["Skipped", String(counts.skipped)],
     ["Pass rate", counts.total ? `${((100 * counts.passed) / counts.total).toFixed(1)}%` : "\u2014"],
+    ...statisticsCards(run.summary),
     ["Duration", run.durationSeconds !== null ? `${run.durationSeconds}s` : "\u2014"],
     ["Judge model", run.judgeModel ?? "\u2014"],
     ["Timeout", run.timeoutSeconds !== null ? `${run.timeoutSeconds}s` : "\u2014"],
@@ -164,4 +167,28 @@ function dlRow(k: string, v: string): string {
 function statusBadge(status: RunRecord["status"]): string {
   const cls = status === "passed" ? "b-pass" : status === "failed" ? "b-fail" : `b-${status}`;
   return `<span class="badge ${cls}">${esc(status.toUpperCase())}</span>`;
+}
+
+/**
+ * The cards of the run's statistics, from its stored summary (shared/result/run-statistics.ts): the
+ * pass rate's interval, pass^k at the largest k, the mean judge score and scorer value with theirs.
+ * None for a run recorded before them.
+ */
+export function statisticsCards(summary: Record<string, unknown> | null): [string, string][] {
+  const s = summary ?? {};
+  const pair = (v: unknown): [number, number] | null => (Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === "number") ? [v[0] as number, v[1] as number] : null);
+  const level = typeof s.confidence === "number" ? `${Number((s.confidence * 100).toFixed(1))}%` : null;
+  const ci = pair(s.pass_rate_ci);
+  const cards: [string, string][] = [];
+  if (ci && level && typeof s.trial_pass_rate === "number") {
+    cards.push([`Pass rate, ${level} interval${s.pass_rate_method === "clustered" ? " (mean of cases' rates)" : ""}`, formatPercentInterval(s.trial_pass_rate, ci)]);
+  }
+  const hat = s.pass_hat_k && typeof s.pass_hat_k === "object" ? Object.entries(s.pass_hat_k as Record<string, unknown>) : [];
+  const last = hat.at(-1);
+  if (last && typeof last[1] === "number") cards.push([`pass^${last[0]}`, `${(last[1] * 100).toFixed(1)}%`]);
+  for (const [label, mean, interval, digits] of [["Judge score", s.judge_score_mean, s.judge_score_ci, 1], ["Scorer value", s.score_value_mean, s.score_value_ci, 2]] as const) {
+    const range = pair(interval);
+    if (typeof mean === "number" && range) cards.push([label, `${mean.toFixed(digits)} [${range[0].toFixed(digits)}, ${range[1].toFixed(digits)}]`]);
+  }
+  return cards;
 }

@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Writable } from "node:stream";
 import { ErrorCode } from "../../../shared/errors.ts";
-import { SuiteResult } from "../../../shared/result.ts";
-import type { LoadedSuite } from "../../../shared/suite.ts";
+import { SuiteResult } from "../../../shared/result/result.ts";
+import type { LoadedSuite } from "../../../shared/suite/suite.ts";
 import type { SuiteHooks } from "../../../shared/hooks.ts";
 import type { SelectedCase, Selector } from "../../run/select.ts";
-import { findRegressions } from "../regression.ts";
+import { trialCase } from "../case-trials.ts";
+import { decideGate } from "../gate.ts";
+import { significanceLines } from "../significance-text.ts";
 import { safeText } from "../../../shared/text.ts";
 import { StoreError } from "../store/driver.ts";
 import { Recording, type Baseline, type DbOption, type RunDefinition } from "./record-run.ts";
@@ -27,8 +29,12 @@ export interface CliRecordingRequest {
   suite: LoadedSuite;
   /** Seconds: bound on connecting, each write and the final flush (`--db-timeout`). */
   timeoutSeconds: number;
+  /** The confidence of the intervals in the case rows (`--confidence`). Default: the statistics' (0.95). */
+  confidence?: number;
   /** `--fail-on-regression`: read the baseline before the run, report the regressions after it. */
   failOnRegression: boolean;
+  /** The gate's settings: `--regression-alpha` and the intervals' confidence (from the compiled run settings), `--baseline` (null: the last run on the branch), `--quarantine-flaky`. */
+  gate: { alpha: number; confidence: number; baselineRunId: string | null; quarantineFlaky: boolean };
   /** The settings recorded with the run, by flag name (never a credential). */
   settings: Readonly<Record<string, unknown>>;
   selected: readonly SelectedCase[];
@@ -53,11 +59,13 @@ export class CliRecording {
   readonly recording: Recording;
   readonly #failOnRegression: boolean;
   readonly #baseline: Baseline | null;
+  readonly #gate: CliRecordingRequest["gate"];
   /** Where warnings go; the CLI points it at the progress display while the run is shown. */
   warn: (line: string) => void;
 
-  private constructor(recording: Recording, failOnRegression: boolean, baseline: Baseline | null, warn: (line: string) => void) {
+  private constructor(recording: Recording, failOnRegression: boolean, baseline: Baseline | null, gate: CliRecordingRequest["gate"], warn: (line: string) => void) {
     this.recording = recording;
+    this.#gate = gate;
     this.#failOnRegression = failOnRegression;
     this.#baseline = baseline;
     this.warn = warn;
@@ -98,9 +106,9 @@ export class CliRecording {
         definition: req.definition,
         regradedFrom: req.regradedFrom ?? null,
       },
-      { db, timeoutSeconds: req.timeoutSeconds, onWarning: (m) => warn(`warning: ${m}`), resume: req.resume, withBaseline: req.failOnRegression },
+      { db, timeoutSeconds: req.timeoutSeconds, onWarning: (m) => warn(`warning: ${m}`), resume: req.resume, withBaseline: req.failOnRegression, baselineRunId: req.gate.baselineRunId, ...(req.confidence === undefined ? {} : { confidence: req.confidence }) },
     );
-    const cli = new CliRecording(recording, req.failOnRegression, recording.baseline, (line) => warn(line));
+    const cli = new CliRecording(recording, req.failOnRegression, recording.baseline, req.gate, (line) => warn(line));
     // Later warnings follow `cli.warn`, which the caller may point elsewhere.
     warn = (line) => cli.warn(line);
     return cli;
@@ -118,24 +126,43 @@ export class CliRecording {
 
   /**
    * Records the end of the run and prints what was recorded and, with `--fail-on-regression`,
-   * the regressions since the baseline. Returns them (empty without the flag).
+   * the gate's decision against the baseline (gate.ts). `failed`: the gate fails the run (never
+   * without the flag, or without a baseline).
    */
-  async finish(result: SuiteResult, incomplete: boolean, out: Writable): Promise<{ regressions: string[] }> {
+  async finish(result: SuiteResult, incomplete: boolean, out: Writable): Promise<{ failed: boolean; regressions: string[] }> {
     const outcome = await this.recording.finish(result, { incomplete });
     const store = this.recording.store.display;
     out.write(`${safeText(`results store: run ${this.runId} recorded in ${store} (${outcome.recorded} of ${result.total} case result${result.total === 1 ? "" : "s"})`)}\n`);
-    if (!this.#failOnRegression) return { regressions: [] };
+    if (!this.#failOnRegression) return { failed: false, regressions: [] };
     const branch = this.recording.run.gitBranch;
     const where = `suite '${this.recording.run.suiteName}'${branch ? ` on branch ${branch}` : " (no branch)"}`;
     if (!this.#baseline) {
       out.write(`${safeText(`regressions: no earlier recorded run of ${where} to compare with`)}\n`);
-      return { regressions: [] };
+      return { failed: false, regressions: [] };
     }
-    const regressions = findRegressions(this.#baseline.cases, result.results.map((r) => ({ name: r.name, passed: r.passed, skipped: r.skipped, judgeScore: r.judgeScore, scoreValue: r.score?.value ?? null, durationSeconds: r.durationSeconds })));
-    const since = `since run ${this.#baseline.run.id} (${this.#baseline.run.startedAt}) of ${where}`;
-    out.write(
-      `${safeText(regressions.length === 0 ? `regressions: none ${since}` : `regressions: ${regressions.length} case${regressions.length === 1 ? "" : "s"} passed ${since} and fail now: ${regressions.join(", ")}`)}\n`,
-    );
-    return { regressions };
+    const base = this.#baseline;
+    const gate = this.#gate;
+    const decision = decideGate({
+      baseline: base.cases,
+      history: base.history.map((h) => h.cases),
+      current: result.results.map((r) => trialCase(r.name, r.caseId ?? null, r.toJSON(), this.recording.checksOf(r.index))),
+      alpha: gate.alpha,
+      confidence: gate.confidence,
+      quarantineFlaky: gate.quarantineFlaky,
+    });
+    const baseWhere = base.run.gitBranch === branch ? where : `suite '${base.run.suiteName}'${base.run.gitBranch ? ` on branch ${base.run.gitBranch}` : " (no branch)"}`;
+    const since = `since run ${base.run.id} (${base.run.startedAt}) of ${baseWhere}`;
+    const regressed = decision.result.cases.filter((c) => c.verdict === "regressed" && !c.quarantined).map((c) => c.name);
+    const head = decision.failed
+      ? `regressions: significant ${since}: ${regressed.length > 0 ? `${regressed.length} case${regressed.length === 1 ? "" : "s"} regressed` : "the pass rate dropped"}; the gate fails the run`
+      : `regressions: none significant ${since}`;
+    const history = base.history.length > 0 ? [`history: ${base.history.length} earlier run${base.history.length === 1 ? "" : "s"} of the baseline's branch joined the per-case tests`] : [];
+    const quarantine = gate.quarantineFlaky ? [`quarantined (flaky over ${base.history.length + 1} run${base.history.length === 0 ? "" : "s"}): ${decision.quarantined.length ? decision.quarantined.join(", ") : "none"}`] : [];
+    const only = [
+      ...(decision.onlyNow.length ? [`new since the baseline, not compared (${decision.onlyNow.length}): ${decision.onlyNow.join(", ")}`] : []),
+      ...(decision.onlyInBaseline.length ? [`only in the baseline (${decision.onlyInBaseline.length}): ${decision.onlyInBaseline.join(", ")}`] : []),
+    ];
+    for (const line of [head, ...significanceLines(decision.result).map((l) => `  ${l}`), ...history, ...quarantine, ...only]) out.write(`${safeText(line)}\n`);
+    return { failed: decision.failed, regressions: regressed };
   }
 }

@@ -1,16 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
-import type { Case } from "../../../shared/case.ts";
-import type { JudgeModel } from "../../../shared/judge-model.ts";
-import { SuiteResult } from "../../../shared/result.ts";
-import { DEFAULT_JUDGE_MODEL, DEFAULT_STORE_TIMEOUT_SECONDS } from "../../../shared/defaults.ts";
+import type { Case } from "../../../shared/case/case.ts";
+import type { JudgeModel } from "../../../shared/case/judge-model.ts";
+import { SuiteResult } from "../../../shared/result/result.ts";
+import { DEFAULT_HISTORY_RUNS, DEFAULT_JUDGE_MODEL, DEFAULT_STORE_TIMEOUT_SECONDS } from "../../../shared/defaults.ts";
+import { ErrorCode } from "../../../shared/errors.ts";
+import { StoreError } from "../store/driver.ts";
 import type { SuiteHooks } from "../../../shared/hooks.ts";
 import { processEnvironment, type Environment } from "../../../shared/environment.ts";
 import type { SelectedCase, Selector } from "../../run/select.ts";
 import { gitInfo } from "./git.ts";
+import { checksFingerprint } from "./checks-fingerprint.ts";
 import { RunRecorder, type RecordingOutcome } from "./recorder.ts";
-import { abandonedBefore, type CaseRecord, type RunRecord, type RunRecordStatus, type RunStart } from "../store/records.ts";
+import { abandonedBefore, type RunRecord, type RunRecordStatus, type RunStart } from "../store/run-record.ts";
+import type { CaseRecord } from "../store/case-record.ts";
 import { ResultsStore } from "../store/store.ts";
 
 /**
@@ -79,12 +83,18 @@ export interface RecordingOptions {
   env?: Environment;
   /** Also read the baseline of `--fail-on-regression` (before the run's start is recorded). */
   withBaseline?: boolean;
+  /** `--baseline`: the baseline's run id (or a prefix of it); default: the last run of the suite on the branch. */
+  baselineRunId?: string | null;
+  /** The confidence of the intervals in the case rows (`--confidence`). Default: the statistics' (0.95). */
+  confidence?: number;
 }
 
 /** A run to compare with, and its cases. */
 export interface Baseline {
   run: RunRecord;
   cases: CaseRecord[];
+  /** Finished runs of the suite on the baseline's branch before it (newest first, at most DEFAULT_HISTORY_RUNS), with their cases. */
+  history: Array<{ run: RunRecord; cases: CaseRecord[] }>;
 }
 
 /** An open recording of one run. */
@@ -94,14 +104,17 @@ export class Recording {
   readonly run: RunStart;
   /** With `withBaseline`: the last finished run of the suite on the branch, or null. */
   readonly baseline: Baseline | null;
+  /** The fingerprint of the checks of the selected case at an index, as recorded with its result; null for another index. */
+  readonly checksOf: (index: number) => string | null;
   readonly #ownsStore: boolean;
 
-  private constructor(store: ResultsStore, recorder: RunRecorder, run: RunStart, baseline: Baseline | null, ownsStore: boolean) {
+  private constructor(store: ResultsStore, recorder: RunRecorder, run: RunStart, baseline: Baseline | null, ownsStore: boolean, checksOf: (index: number) => string | null) {
     this.store = store;
     this.recorder = recorder;
     this.run = run;
     this.baseline = baseline;
     this.#ownsStore = ownsStore;
+    this.checksOf = checksOf;
   }
 
   /**
@@ -149,9 +162,12 @@ export class Recording {
       // Runs whose process died are closed before this one is recorded (best effort: a read-only
       // user of the store may not, and must not be stopped by it).
       await store.closeAbandonedRuns(abandonedBefore()).catch(() => undefined);
-      const baseline = options.withBaseline ? await findBaseline(store, run) : null;
-      const recorder = await RunRecorder.begin(store, run, { onWarning: options.onWarning, flushTimeoutSeconds: timeoutSeconds, resume: options.resume });
-      return new Recording(store, recorder, run, baseline, owns);
+      const baseline = options.withBaseline ? await findBaseline(store, run, options.baselineRunId ?? null) : null;
+      // Each result is recorded with the fingerprint of the checks that graded it (a regrade's: its new checks).
+      const checks = new Map(description.selected.map((s) => [s.index, checksFingerprint(s.case, run.judgeModel)]));
+      const checksOf = (i: number): string | null => checks.get(i) ?? null;
+      const recorder = await RunRecorder.begin(store, run, { onWarning: options.onWarning, flushTimeoutSeconds: timeoutSeconds, resume: options.resume, checksOf, ...(options.confidence === undefined ? {} : { confidence: options.confidence }) });
+      return new Recording(store, recorder, run, baseline, owns, checksOf);
     } catch (err) {
       if (owns) await store.close();
       throw err;
@@ -185,14 +201,43 @@ export class Recording {
 }
 
 /**
- * The last finished run of the same suite on the same branch (both without a branch counts),
- * with its cases: the baseline of `--fail-on-regression`.
+ * The baseline of `--fail-on-regression`, with its cases and the runs before it: the run
+ * `baselineRunId` names (`--baseline`; a usage error, exit 2, when there is none or it is of
+ * another suite), else the last finished run of the same suite on the same branch (both without
+ * a branch counts), else null.
  */
-export async function findBaseline(store: ResultsStore, run: RunStart): Promise<Baseline | null> {
-  const runs = await store.listRuns({ suiteName: run.suiteName, branch: run.gitBranch, kind: "suite", finishedOnly: true, startedBefore: run.startedAt, limit: 5 });
-  const previous = runs.find((r) => r.id !== run.id);
+export async function findBaseline(store: ResultsStore, run: RunStart, baselineRunId: string | null = null): Promise<Baseline | null> {
+  let previous: RunRecord | undefined;
+  if (baselineRunId !== null) {
+    try {
+      previous = await store.findRun(baselineRunId);
+    } catch (err) {
+      if (err instanceof StoreError && err.code === ErrorCode.RunNotFound) throw new StoreError(ErrorCode.Usage, `--baseline '${baselineRunId}': ${err.message}`, { field: "baseline", value: baselineRunId });
+      throw err;
+    }
+    if (previous.kind !== "suite" || previous.suiteName !== run.suiteName) {
+      const what = previous.kind === "suite" ? `a run of suite '${previous.suiteName}'` : "a standalone AgentAsJudgeEval run";
+      throw new StoreError(ErrorCode.Usage, `--baseline '${baselineRunId}': run ${previous.id} is ${what}, not of suite '${run.suiteName}'`, { field: "baseline", value: baselineRunId });
+    }
+  } else {
+    const runs = await store.listRuns({ suiteName: run.suiteName, branch: run.gitBranch, kind: "suite", finishedOnly: true, startedBefore: run.startedAt, limit: 5 });
+    previous = runs.find((r) => r.id !== run.id);
+  }
   if (!previous) return null;
-  return { run: previous, cases: await store.caseRecords(previous.id) };
+  return { run: previous, cases: await store.caseRecords(previous.id), history: await historyBefore(store, previous, [run.id]) };
+}
+
+/**
+ * The finished runs of `run`'s suite on its branch that started before it, newest first, at most
+ * DEFAULT_HISTORY_RUNS, with their cases (leaving out the runs `exclude` names): the history the
+ * per-case tests of `compare` and `--fail-on-regression` pool with the baseline's trials.
+ */
+export async function historyBefore(store: ResultsStore, run: RunRecord, exclude: readonly string[] = []): Promise<Array<{ run: RunRecord; cases: CaseRecord[] }>> {
+  const before = (await store.listRuns({ suiteName: run.suiteName, branch: run.gitBranch, kind: "suite", finishedOnly: true, startedBefore: run.startedAt, limit: DEFAULT_HISTORY_RUNS + 1 + exclude.length }))
+    .filter((r) => r.id !== run.id && !exclude.includes(r.id))
+    .slice(0, DEFAULT_HISTORY_RUNS);
+  const records = await store.caseRecordsOf(before.map((r) => r.id));
+  return before.map((r) => ({ run: r, cases: records.get(r.id) ?? [] }));
 }
 
 /** How a run ended, as recorded. Pure. */

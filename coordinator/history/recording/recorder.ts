@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
-import type { CaseResult, SuiteResult } from "../../../shared/result.ts";
+import type { CaseResult, SuiteResult } from "../../../shared/result/result.ts";
 import { errorMessage } from "../../../shared/errors.ts";
 import { DEFAULT_STORE_TIMEOUT_SECONDS, STORE_HEARTBEAT_SECONDS } from "../../../shared/defaults.ts";
-import { redactJson, redactResult } from "../../../shared/secrets.ts";
+import { redactJson, redactResult } from "../../../shared/redaction/secrets.ts";
 import { withTimeout } from "../store/driver.ts";
-import { CASE_COLUMNS, caseRow, type CaseRow, type RunRecordStatus, type RunStart } from "../store/records.ts";
+import type { RunRecordStatus, RunStart } from "../store/run-record.ts";
+import { CASE_COLUMNS, caseRow, type CaseRow } from "../store/case-row.ts";
 import type { ResultsStore } from "../store/store.ts";
 
 /**
@@ -22,11 +23,13 @@ import type { ResultsStore } from "../store/store.ts";
  *   it differs, so the records match the report; all of it bounded by the store's timeout;
  * - a case's transcript (its full run output) is written with its row, then let go of;
  * - nothing is written with a secret in it: the run's records and each result pass the process's
- *   redactor (shared/secrets.ts) first, as the reports do.
+ *   redactor (shared/redaction/secrets.ts) first, as the reports do.
  */
 
 /** Options of {@link RunRecorder.begin}. */
 export interface RecorderOptions {
+  /** The fingerprint of the checks of the case at an index (recorded with its result); default: none known (null). */
+  checksOf?: (index: number) => string | null;
   /** Told each warning as one line (without a `warning:` prefix). */
   onWarning: (message: string) => void;
   /** Results queued at most before new ones are dropped (and written at the end). Default 10000. */
@@ -37,6 +40,8 @@ export interface RecorderOptions {
   flushTimeoutSeconds?: number;
   /** Reopen a run already recorded (a resumed distributed run) instead of refusing its id. */
   resume?: boolean;
+  /** The confidence of a repeated case's `pass_rate_ci` in its row (`--confidence`). Default: the statistics' (0.95). */
+  confidence?: number;
 }
 
 /** What the recorder managed to write. */
@@ -53,7 +58,7 @@ export interface RecordingOutcome {
 export class RunRecorder {
   readonly store: ResultsStore;
   readonly runId: string;
-  readonly #o: Required<Omit<RecorderOptions, "resume">>;
+  readonly #o: Required<Omit<RecorderOptions, "resume" | "confidence">>;
   readonly #queue: CaseRow[] = [];
   /** Hash of the last row queued per case index; removed when its write fails. */
   readonly #sent = new Map<number, string>();
@@ -67,7 +72,10 @@ export class RunRecorder {
   #finished = false;
   #heartbeat: NodeJS.Timeout | undefined;
 
+  readonly #confidence: number | undefined;
+
   private constructor(store: ResultsStore, runId: string, options: RecorderOptions) {
+    this.#confidence = options.confidence;
     this.store = store;
     this.runId = runId;
     this.#o = {
@@ -75,6 +83,7 @@ export class RunRecorder {
       queueLimit: options.queueLimit ?? 10_000,
       batchSize: options.batchSize ?? 200,
       flushTimeoutSeconds: options.flushTimeoutSeconds ?? DEFAULT_STORE_TIMEOUT_SECONDS,
+      checksOf: options.checksOf ?? (() => null),
     };
   }
 
@@ -95,7 +104,7 @@ export class RunRecorder {
   record(result: CaseResult): void {
     if (this.#finished) return;
     try {
-      this.#enqueue(caseRow(this.runId, redactResult(result), new Date().toISOString()), false);
+      this.#enqueue(caseRow(this.runId, redactResult(result), new Date().toISOString(), this.#o.checksOf(result.index), this.#confidence), false);
     } catch (err) {
       this.#fail(1, err);
     } finally {
@@ -118,7 +127,7 @@ export class RunRecorder {
     // The final form of every result: what changed after it was queued, or never reached the database.
     for (const r of suite.results) {
       try {
-        const row = caseRow(this.runId, redactResult(r), recordedAt);
+        const row = caseRow(this.runId, redactResult(r), recordedAt, this.#o.checksOf(r.index), suite.statistics.confidence);
         const hash = hashRow(row);
         final.set(row.index, hash);
         if (this.#written.get(row.index) !== hash && this.#sent.get(row.index) !== hash) this.#enqueue(row, true);

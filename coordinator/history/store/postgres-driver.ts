@@ -2,7 +2,7 @@ import type pg from "pg";
 import { ConfigError, ErrorCode } from "../../../shared/errors.ts";
 import { SCHEMA_TABLE, schemaTableStatement } from "./schema.ts";
 import { StoreError, storeFailure, withTimeout, type MigrationPlan, type SqlDriver, type SqlRow, type SqlStatement, type SqlValue } from "./driver.ts";
-import { importOptional } from "../../../shared/optional-package.ts";
+import { importOptional } from "../../../shared/runtime/optional-package.ts";
 
 /**
  * PostgreSQL through the `pg` pool. Every statement is bounded twice: on the server

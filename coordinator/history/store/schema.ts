@@ -18,7 +18,12 @@
  * version 5 (the model providers: a case's `error_kind` and its judge's tokens and cost beside the
  * agent's; a run's infrastructure errors, tokens and cost);
  * version 6 (each case's full run output, `case_transcripts`, in a table of its own so that the
- * history's queries never read it; a run's link to the run it re-grades, `regraded_from`).
+ * history's queries never read it; a run's link to the run it re-grades, `regraded_from`);
+ * version 7 (a case result's `checks_fingerprint`: which checks graded it, so that `compare` and
+ * `--fail-on-regression` pair only results graded the same way);
+ * version 8 (the viewer, `evalfleet serve`: a text index over each case's name, output, reasons
+ * and error (SQLite FTS5, PostgreSQL a GIN index of a `simple` tsvector), indexes for the case
+ * table's status filter and live polling, and the `access_tokens` table, hashes only).
  * Never edit a released migration: add the next one.
  */
 
@@ -26,7 +31,7 @@
 export type Dialect = "sqlite" | "postgres";
 
 /** The schema version this evalfleet writes. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 8;
 
 /** The table that records applied versions. */
 export const SCHEMA_TABLE = "evalfleet_schema";
@@ -195,7 +200,64 @@ export const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 7,
+    description: "the fingerprint of the checks that graded each case result",
+    statements: () => [`ALTER TABLE case_results ADD COLUMN checks_fingerprint TEXT`],
+  },
+  {
+    version: 8,
+    description: "the viewer: case text search, status and live indexes, access tokens",
+    statements: searchMigration,
+  },
 ];
+
+/**
+ * A case row's status as one expression, the same text in the index (migration 8) and in the
+ * viewer's queries (viewer-store.ts), so the database can use the index. SQLite's 0/1 and
+ * PostgreSQL's booleans both read as truth values here.
+ */
+export const CASE_STATUS_SQL = "(CASE WHEN skipped THEN 'skipped' WHEN error IS NOT NULL THEN 'error' WHEN passed THEN 'passed' ELSE 'failed' END)";
+
+/**
+ * The text PostgreSQL's search index covers (migration 8), the same text in the viewer's queries.
+ * Each part is cut to 100,000 characters: a tsvector is bounded at 1 MB, and an expression index
+ * that fails would fail the case's write.
+ */
+export const PG_SEARCH_SQL =
+  "to_tsvector('simple'::regconfig, left(name, 2000) || ' ' || left(COALESCE(output, ''), 100000) || ' ' || left(COALESCE(judge_reason, ''), 20000) || ' ' || left(COALESCE(score_reason, ''), 20000) || ' ' || left(COALESCE(error, ''), 20000))";
+
+/** SQLite's search table (FTS5, contentless: the rows live in case_results; rowid is theirs). */
+export const SQLITE_SEARCH_TABLE = "case_search";
+
+function searchMigration(d: Dialect): string[] {
+  const common = [
+    `CREATE INDEX case_results_status ON case_results (run_id, ${CASE_STATUS_SQL}, case_index)`,
+    `CREATE INDEX case_results_recorded ON case_results (run_id, recorded_at)`,
+    `CREATE TABLE access_tokens (
+      id TEXT PRIMARY KEY,
+      token_hash TEXT NOT NULL UNIQUE,
+      role TEXT NOT NULL,
+      suites TEXT,
+      label TEXT,
+      created_at TEXT NOT NULL,
+      revoked_at TEXT,
+      last_used_at TEXT
+    )`,
+  ];
+  if (d === "postgres") return [...common, `CREATE INDEX case_results_search ON case_results USING GIN (${PG_SEARCH_SQL})`];
+  const t = SQLITE_SEARCH_TABLE;
+  const values = (row: "new" | "c") => `${row}.rowid, ${row}.name, COALESCE(${row}.output, ''), COALESCE(${row}.judge_reason, '') || ' ' || COALESCE(${row}.score_reason, ''), COALESCE(${row}.error, '')`;
+  return [
+    ...common,
+    // contentless_delete (SQLite 3.43): a row is removed by rowid, without its old text.
+    `CREATE VIRTUAL TABLE ${t} USING fts5(name, output, reasons, error, content='', contentless_delete=1, tokenize='unicode61')`,
+    `INSERT INTO ${t} (rowid, name, output, reasons, error) SELECT ${values("c")} FROM case_results c`,
+    `CREATE TRIGGER case_search_insert AFTER INSERT ON case_results BEGIN INSERT INTO ${t} (rowid, name, output, reasons, error) VALUES (${values("new")}); END`,
+    `CREATE TRIGGER case_search_delete AFTER DELETE ON case_results BEGIN DELETE FROM ${t} WHERE rowid = old.rowid; END`,
+    `CREATE TRIGGER case_search_update AFTER UPDATE OF name, output, judge_reason, score_reason, error ON case_results BEGIN DELETE FROM ${t} WHERE rowid = old.rowid; INSERT INTO ${t} (rowid, name, output, reasons, error) VALUES (${values("new")}); END`,
+  ];
+}
 
 /** The statement that creates the version table (idempotent). */
 export function schemaTableStatement(): string {

@@ -1,10 +1,10 @@
 import { Worker } from "node:worker_threads";
 import * as z from "zod";
 import { ErrorCode } from "../../../shared/errors.ts";
-import { packageFile } from "../../../shared/package-files.ts";
+import { packageFile } from "../../../shared/runtime/package-files.ts";
 import { SCHEMA_TABLE, schemaTableStatement } from "./schema.ts";
 import { StoreError, storeFailure, type MigrationPlan, type SqlDriver, type SqlRow, type SqlStatement, type SqlValue } from "./driver.ts";
-import { lazySchema } from "../../../shared/lazy-schema.ts";
+import { lazySchema } from "../../../shared/runtime/lazy-schema.ts";
 
 /**
  * SQLite through better-sqlite3 on a thread of its own (sqlite-thread.mjs): the coordinator's

@@ -1,22 +1,12 @@
 import { ErrorCode, EvalfleetError, errorMessage } from "../../../shared/errors.ts";
 import { StoreError, type SqlDriver, type SqlRow, type SqlStatement, type SqlValue } from "./driver.ts";
-import { parseTranscript } from "../../../shared/transcript.ts";
+import { parseTranscript } from "../../../shared/result/transcript.ts";
 import type { Transcript } from "../../../shared/wire/transcript.ts";
 import { migrateDriver, openDriver } from "./open-driver.ts";
-import {
-  CASE_COLUMNS,
-  CaseRowSchema,
-  JudgeEvaluationRowSchema,
-  RunRowSchema,
-  parseRows,
-  type CaseRecord,
-  type CaseRow,
-  type JudgeEvaluationRecord,
-  type RunEnd,
-  type RunKind,
-  type RunRecord,
-  type RunStart,
-} from "./records.ts";
+import type { RunEnd, RunKind, RunRecord, RunStart } from "./run-record.ts";
+import type { CaseRecord, JudgeEvaluationRecord } from "./case-record.ts";
+import { CASE_COLUMNS, type CaseRow } from "./case-row.ts";
+import { CaseRowSchema, JudgeEvaluationRowSchema, RunRowSchema, parseRows } from "./row-schemas.ts";
 import { SCHEMA_VERSION } from "./schema.ts";
 import { DEFAULT_HISTORY_RUNS, DEFAULT_STORE_TIMEOUT_SECONDS } from "../../../shared/defaults.ts";
 import { parseStoreUrl, type ParseStoreUrlOptions, type StoreTarget } from "./url.ts";
@@ -67,6 +57,14 @@ export class ResultsStore {
     this.#driver = driver;
     this.display = driver.display;
     this.schema = schema;
+  }
+
+  /**
+   * The store's database, for the viewer's paged queries (viewer-store.ts) and its access tokens
+   * (access-tokens.ts), which keep their SQL beside their own concepts.
+   */
+  get sql(): SqlDriver {
+    return this.#driver;
   }
 
   /** `sqlite` or `postgres`. */
@@ -261,6 +259,29 @@ export class ResultsStore {
   }
 
   /**
+   * What the runs spent per case, for scheduling and estimates: name, seconds, tokens and cost
+   * (agent plus judge; null when neither was reported) of each case that ran (skipped ones are
+   * left out), by run id. Reads only those columns: outputs and reports stay in the database.
+   */
+  async caseSpendOf(runIds: readonly string[]): Promise<Map<string, CaseSpend[]>> {
+    const out = new Map<string, CaseSpend[]>(runIds.map((id) => [id, []]));
+    const sum = (a: unknown, b: unknown): number | null => (a === null && b === null ? null : (Number(a ?? 0) || 0) + (Number(b ?? 0) || 0));
+    for (let i = 0; i < runIds.length; i += 200) {
+      const ids = runIds.slice(i, i + 200);
+      const rows = await this.#driver.query(
+        `SELECT run_id, name, duration_seconds, total_tokens, judge_total_tokens, cost_usd, judge_cost_usd FROM case_results WHERE skipped = ? AND run_id IN (${ids.map(() => "?").join(", ")})`,
+        [false, ...ids],
+      );
+      for (const r of rows) {
+        const seconds = Number(r.duration_seconds);
+        if (!Number.isFinite(seconds)) continue;
+        out.get(String(r.run_id))?.push({ name: String(r.name), seconds, tokens: sum(r.total_tokens, r.judge_total_tokens), costUsd: sum(r.cost_usd, r.judge_cost_usd) });
+      }
+    }
+    return out;
+  }
+
+  /**
    * One case's transcript (its full run output: shared/wire/transcript.ts) as recorded, or null
    * when none was kept. A stored transcript that does not parse (written by another evalfleet
    * version) is returned as `{ unreadable: why }`.
@@ -300,6 +321,14 @@ export class ResultsStore {
   async close(): Promise<void> {
     await this.#driver.close();
   }
+}
+
+/** What one case of a recorded run spent: see {@link ResultsStore.caseSpendOf}. */
+export interface CaseSpend {
+  name: string;
+  seconds: number;
+  tokens: number | null;
+  costUsd: number | null;
 }
 
 /** A transcript as read back: the transcript, or why it cannot be read. */

@@ -58,10 +58,10 @@ describe("--help lists only the command's own options", () => {
     assert.deepEqual(optionsOf(r.stdout), [
       "--name", "--tag", "--set", "--timeout", "--json-output", "--junit", "--list", "--verbose", "--log-level",
       "--setup-timeout", "--teardown-timeout", "--max-output-kb",
-      "--pass-threshold", "--repeat", "--run-name", "--description", "--eval-function", "--scoring-method",
+      "--pass-threshold", "--case-pass-rate", "--confidence", "--repeat", "--run-name", "--description", "--eval-function", "--scoring-method",
       "--concurrency", "--threads", "--grace", "--thread-memory", "--run-id",
-      "--db", "--db-timeout", "--fail-on-regression", "--max-transcript-kb",
-      "--rerun-failed", "--rerun-errors", "--rerun-incomplete", "--last-failed", "--grep", "--sample", "--seed", "--filter-metadata", "--cache", "--cache-ttl",
+      "--db", "--db-timeout", "--fail-on-regression", "--regression-alpha", "--baseline", "--quarantine-flaky", "--max-transcript-kb",
+      "--rerun-failed", "--rerun-errors", "--rerun-incomplete", "--last-failed", "--grep", "--sample", "--seed", "--filter-metadata", "--order", "--estimate", "--cache", "--cache-ttl", "--record", "--replay", "--record-missing",
       "--load-timeout", "--retries", "--infra-errors-incomplete", "--budget-usd", "--budget-tokens", "--limit", "--help",
     ]);
   });

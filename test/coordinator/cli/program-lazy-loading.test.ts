@@ -78,7 +78,7 @@ async function closedPort(): Promise<number> {
 }
 
 /** What the command line loads to parse any command: the registrations and their flags, nothing heavier (and, for a command that loads a suite, the loader of the CLI's runtime). */
-const PARSING = /^(bin\/evalfleet\.mjs|scripts\/build\.mjs|coordinator\/main\.ts|coordinator\/cli\/(program|io|parse-and-run|flags|run-command|distributed-commands|worker-command|history-commands|queue-metrics-command|cache-command|loads-suite|process-main|cli-runtime-loader)\.ts|coordinator\/run\/exit-code\.ts|shared\/(defaults|text|package-files|process-tree|loading-suite)\.ts)$/;
+const PARSING = /^(bin\/evalfleet\.mjs|scripts\/build\.mjs|coordinator\/main\.ts|coordinator\/cli\/(program|io|parse-and-run|flags|run-command|distributed-commands|worker-command|history-commands|queue-metrics-command|cache-command|serve-commands|loads-suite|process-main|cli-runtime-loader)\.ts|coordinator\/run\/exit-code\.ts|shared\/(defaults|order-value|text|runtime\/package-files|process\/process-tree|suite\/loading-suite)\.ts)$/;
 
 describe("lazy loading", () => {
   test("evalfleet --help loads the command registrations only", async () => {
@@ -96,7 +96,7 @@ describe("lazy loading", () => {
   test("evalfleet list loads neither the NATS client, the thread pool nor the results store", async () => {
     const r = await traced(["list", fixture("lean-suite.ts")]);
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(r.runtime && r.ours.includes("shared/suite.ts") && r.ours.includes("coordinator/cli/run-command.ts"), `the trace sees what the CLI's runtime evaluated: ${r.ours.join(", ")}`);
+    assert.ok(r.runtime && r.ours.includes("shared/suite/suite.ts") && r.ours.includes("coordinator/cli/run-command.ts"), `the trace sees what the CLI's runtime evaluated: ${r.ours.join(", ")}`);
     for (const unused of ["@nats-io/transport-node", "@nats-io/jetstream", "piscina", "pg", "better-sqlite3"]) assert.ok(!r.packages.includes(unused), `list loaded ${unused}`);
     assert.deepEqual(r.ours.filter((p) => p.startsWith("coordinator/history/") || p.startsWith("coordinator/distributed/") || p.startsWith("worker/")), []);
   });

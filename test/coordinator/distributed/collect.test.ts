@@ -3,19 +3,25 @@
 // that does not is dropped, said once per run and reason, and the case keeps waiting for its real
 // result; a result or event of another protocol version is disposed of, said once per run with
 // both versions, and a result of another version on the case's sealed subject (its create-only
-// subject) is recorded on its case.
+// subject) is recorded on its case; a case lost after its deliveries is built from its shell,
+// so a dataset row keeps its id through the store to Exulu's export.
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { loadSuite, type LoadedSuite } from "../../../shared/suite.ts";
+import { loadSuite, type LoadedSuite } from "../../../shared/suite/suite.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import { eventSubject, resultSubject } from "../../../shared/broker/subjects.ts";
 import { NATS_PROTOCOL, type ResultMessage } from "../../../shared/wire/nats.ts";
 import { RunTokens, newRunKey } from "../../../shared/wire/case-token.ts";
-import { resultShell } from "../../../shared/result-shell.ts";
+import { resultShell } from "../../../shared/result/result-shell.ts";
 import { resultToWire } from "../../../worker/pool/result-wire.ts";
 import { selectCases } from "../../../coordinator/run/select.ts";
 import { RunCollector } from "../../../coordinator/distributed/collect.ts";
-import type { CaseResult } from "../../../shared/result.ts";
+import { lostCaseError } from "../../../coordinator/distributed/reconcile.ts";
+import { CASE_COLUMNS, caseRow } from "../../../coordinator/history/store/case-row.ts";
+import { CaseRowSchema } from "../../../coordinator/history/store/row-schemas.ts";
+import type { RunRecord } from "../../../coordinator/history/store/run-record.ts";
+import { toExuluExport } from "../../../coordinator/history/export.ts";
+import type { CaseResult } from "../../../shared/result/result.ts";
 import { MemoryStream } from "../../support/doubles.ts";
 import { fixture } from "../../support/paths.ts";
 
@@ -30,13 +36,13 @@ const tokens = new RunTokens(newRunKey(), runId);
 const sealed = (index: number): string => resultSubject(runId, index, tokens.seal(index));
 const bytes = (value: unknown): Uint8Array => new TextEncoder().encode(JSON.stringify(value));
 
-function collector(presence: (workerId: string) => boolean | Promise<boolean> = (w) => w === "host/1") {
+function collector(presence: (workerId: string) => boolean | Promise<boolean> = (w) => w === "host/1", of: LoadedSuite = suite) {
   const log = new MemoryStream();
   const ended: CaseResult[] = [];
   const counts = { accepted: 0, inFlight: 0, active: 0 };
   const c = new RunCollector({
     runId,
-    selected: selectCases(suite.cases, {}),
+    selected: selectCases(of.cases, {}),
     hooks: { onCaseEnd: (_case, r) => void ended.push(r) },
     logger: createLogger({ level: "warn", destination: log }),
     tokens,
@@ -50,7 +56,7 @@ function collector(presence: (workerId: string) => boolean | Promise<boolean> = 
 function resultMessage(index: number, error: string | null = null, v: number = NATS_PROTOCOL, extra: Partial<ResultMessage> = {}): ResultMessage {
   const r = resultShell(suite.cases[index]!, index);
   if (error) r.addError(error);
-  return { v: v as typeof NATS_PROTOCOL, runId, index, name: suite.cases[index]!.name, workerId: "host/1", token: tokens.token(index), result: resultToWire(r, { response: false }), ...extra };
+  return { v: v as typeof NATS_PROTOCOL, runId, index, trial: 1, name: suite.cases[index]!.name, workerId: "host/1", token: tokens.token(index), result: resultToWire(r, { response: false }), ...extra } as ResultMessage;
 }
 
 describe("RunCollector", () => {
@@ -140,5 +146,31 @@ describe("RunCollector", () => {
     c.onResult(bytes(resultMessage(1)), sealed(1));
     c.finish("run cancelled");
     assert.deepEqual(ended.map((r) => [r.name, r.skipped]), [["alpha", true], ["beta", false], ["gamma", true]]);
+  });
+
+  test("a lost dataset case is built from its shell: it keeps its row's id, so the store and Exulu's export name it by id", async () => {
+    const data = await loadSuite(fixture("dataset-suite.ts"));
+    const { c, ended } = collector(undefined, data);
+    const sel = c.selectedAt(2)!;
+    assert.equal(sel.case.id, "r3", "the fixture's third row");
+    c.accept(c.errorResult(sel, lostCaseError(3), 3), "loss record");
+    const [lost] = ended;
+    const shell = resultShell(sel.case, sel.index);
+    assert.deepEqual([lost!.caseId, lost!.agentId, lost!.teamId, lost!.tags, lost!.index], [shell.caseId, shell.agentId, shell.teamId, shell.tags, shell.index]);
+    assert.equal(lost!.caseId, "r3");
+    const report = lost!.toJSON();
+    assert.deepEqual(Object.keys(report), Object.keys(shell.toJSON()), "the JSON report's keys are those of any result");
+    assert.deepEqual([report.error, report.attempts, report.error_kind, report.agent_id], ["worker lost: delivered 3 times without a result", 3, "infra", "scripted"]);
+    // Recorded and exported as the store does it: the row's id, not its name, is Exulu's test case id.
+    const row = caseRow(runId, lost!, "2026-02-01T10:00:00.000Z");
+    const record = CaseRowSchema.parse(Object.fromEntries(CASE_COLUMNS.map((col, i) => [col, typeof row.values[i] === "boolean" ? Number(row.values[i]) : row.values[i]])));
+    assert.equal(record.caseId, "r3");
+    const run: RunRecord = {
+      id: runId, kind: "suite", suiteName: data.name, suiteFingerprint: data.fingerprint, suitePath: data.path, selection: {}, config: {}, judgeModel: null, timeoutSeconds: null,
+      startedAt: "2026-02-01T09:59:00.000Z", finishedAt: null, status: "failed", total: 1, passed: 0, failed: 1, skipped: 0, durationSeconds: 60, summary: null, gitCommit: null, gitBranch: null, host: null,
+    };
+    const exported = toExuluExport(run, [record]);
+    assert.deepEqual(exported.eval_run.test_case_ids, ["r3"]);
+    assert.deepEqual([exported.results[0]!.test_case_id, exported.results[0]!.name, exported.results[0]!.error], ["r3", "order_regex", "worker lost: delivered 3 times without a result"]);
   });
 });

@@ -4,8 +4,10 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { runComponentId, toExuluExport, toReportExport } from "../../../coordinator/history/export.ts";
-import { caseRow, CaseRowSchema, type RunRecord } from "../../../coordinator/history/store/records.ts";
-import { CaseResult } from "../../../shared/result.ts";
+import type { RunRecord } from "../../../coordinator/history/store/run-record.ts";
+import { caseRow } from "../../../coordinator/history/store/case-row.ts";
+import { CaseRowSchema } from "../../../coordinator/history/store/row-schemas.ts";
+import { CaseResult } from "../../../shared/result/result.ts";
 import { ExuluEvalRunSchema } from "../../support/exulu-types.ts";
 
 const RUN: RunRecord = {
@@ -42,7 +44,7 @@ const RUN: RunRecord = {
 /** A case record as the store reads it back (through the real row mapping). */
 function record(init: ConstructorParameters<typeof CaseResult>[0], recordedAt: string) {
   const row = caseRow("run-1", new CaseResult(init), recordedAt);
-  const columns = ["run_id", "case_index", "name", "agent_id", "team_id", "tags", "session_id", "duration_seconds", "judge_passed", "judge_reason", "judge_score", "reliability_passed", "reliability_passed_calls", "reliability_failed_calls", "reliability_additional_calls", "reliability_missing_calls", "output", "tools_called", "timed_out", "skipped", "passed", "error", "score_value", "score_passed", "score_reason", "score_detail", "attempts", "worker", "report", "recorded_at", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "case_id", "metadata", "error_kind", "judge_input_tokens", "judge_output_tokens", "judge_total_tokens", "judge_cost_usd"];
+  const columns = ["run_id", "case_index", "name", "agent_id", "team_id", "tags", "session_id", "duration_seconds", "judge_passed", "judge_reason", "judge_score", "reliability_passed", "reliability_passed_calls", "reliability_failed_calls", "reliability_additional_calls", "reliability_missing_calls", "output", "tools_called", "timed_out", "skipped", "passed", "error", "score_value", "score_passed", "score_reason", "score_detail", "attempts", "worker", "report", "recorded_at", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "case_id", "metadata", "error_kind", "judge_input_tokens", "judge_output_tokens", "judge_total_tokens", "judge_cost_usd", "checks_fingerprint"];
   return CaseRowSchema.parse(Object.fromEntries(columns.map((c, i) => [c, typeof row.values[i] === "boolean" ? (row.values[i] ? 1 : 0) : row.values[i]])));
 }
 

@@ -38,6 +38,19 @@ describe("failureCause", () => {
     assert.notEqual(a.groupKey, failureCause({ ...failed, judgePassed: false, judgeReason: "off by 12" })!.groupKey);
   });
 
+  test("a recorded trajectory reason is the reliability check's reason; failures at another step group together", () => {
+    const at = (step: number) =>
+      failureCause({
+        ...failed,
+        reliabilityPassed: false,
+        reliability: { passedToolCalls: [], failedToolCalls: [], additionalToolCalls: [], missingToolCalls: ['get_weather(city="London")'] },
+        report: { reliability_reason: `expected get_weather(city="London"), got get_weather(city="Paris") at step ${step}` } as unknown as CauseInput["report"],
+      })!;
+    assert.equal(at(2).reason, 'reliability: expected get_weather(city="London"), got get_weather(city="Paris") at step 2');
+    assert.equal(at(2).groupKey, at(5).groupKey);
+    assert.equal(at(2).groupLabel, 'check · reliability · expected get_weather(city="London"), got get_weather(city="Paris") at step #');
+  });
+
   test("repeats, skipped, and a failure no check explains", () => {
     assert.equal(failureCause({ ...failed, report: { repeats: [{ passed: true }, { passed: false }] } as unknown as CauseInput["report"] })!.reason, "repeats: passed 1 of 2 runs");
     assert.equal(failureCause({ ...ok, skipped: true, error: "skipped: cancelled" })!.reason, "skipped: cancelled");

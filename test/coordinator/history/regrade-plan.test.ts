@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { regradeSkipReason, type CurrentCase, type RecordedCase, type StoredOutput } from "../../../coordinator/history/regrade-plan.ts";
-import { inputDigest } from "../../../shared/transcript.ts";
+import { inputDigest } from "../../../shared/result/transcript.ts";
 import { TRANSCRIPT_VERSION, type Transcript } from "../../../shared/wire/transcript.ts";
 
 const now: CurrentCase = { agentId: "bot", teamId: null, inputSha256: inputDigest("q") };

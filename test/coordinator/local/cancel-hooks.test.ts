@@ -1,12 +1,13 @@
 // A Ctrl-C that lands while the threads start: every case is told to onCaseEnd exactly once (the
 // console printed a `SKIP` line twice: the pool reports a case cancelled before its thread started
 // as skipped, the dispatch loop told onCaseEnd, then told it again for every skipped result).
+import { compileRunSettings } from "../../../shared/run-settings.ts";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSuite } from "../../../shared/suite.ts";
+import { loadSuite } from "../../../shared/suite/suite.ts";
 import { selectCases } from "../../../coordinator/run/select.ts";
 import { runOnThreads } from "../../../coordinator/local/threads.ts";
 import { ConsoleReporter } from "../../../coordinator/report/console.ts";
@@ -25,7 +26,7 @@ test("cancelled while the threads start: one onCaseEnd and one SKIP line per cas
     const controller = new AbortController();
     setTimeout(() => controller.abort(new DOMException("received SIGINT", "AbortError")), 300);
     const result = await runOnThreads(suite, selectCases(suite.cases, {}), {
-      defaultTimeout: 60,
+      settings: compileRunSettings({ defaultTimeoutSeconds: 60 }, suite),
       concurrency: 2,
       threads: 1,
       signal: controller.signal,

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
-import { CaseResult, SuiteResult } from "../../../shared/result.ts";
+import { CaseResult, SuiteResult } from "../../../shared/result/result.ts";
 import { printSummary } from "../../../coordinator/report/console.ts";
 
 function summaryOf(results: CaseResult[]): string {
@@ -29,4 +29,12 @@ test("each failed case's first reason is printed in one line: its error, else th
   assert.ok(lines.includes("  broke: agent: Error: first line second line"), text);
   assert.ok(lines.includes("  expected: expected_output (exact): got 'Lyon'"), text);
   assert.ok(!lines.some((l) => l.startsWith("  fine:")), "a passing case has no reason line");
+});
+
+test("a failed trajectory check's reason is the case's line: which expectation failed and at which step", () => {
+  const reason = 'expected get_weather(city="London"), got get_weather(city="Paris") at step 2';
+  const text = summaryOf([
+    new CaseResult({ name: "weather", reliabilityPassed: false, reliability: { passed: false, passedToolCalls: [], failedToolCalls: [], additionalToolCalls: [], missingToolCalls: ['get_weather(city="London")'], reason } }),
+  ]);
+  assert.ok(text.split("\n").includes(`  weather: reliability: ${reason}`), text);
 });

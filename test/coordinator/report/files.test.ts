@@ -2,8 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { jsonReportText } from "../../../coordinator/report/files.ts";
-import { CaseResult, SuiteResult } from "../../../shared/result.ts";
-import { registerSecret } from "../../../shared/secrets.ts";
+import { CaseResult, SuiteResult } from "../../../shared/result/result.ts";
+import { registerSecret } from "../../../shared/redaction/secrets.ts";
 
 test("the JSON report: a key in an output, an error and a reason is [REDACTED]; the rest is the report as it was", () => {
   const key = "json-key-Q7f2LmX9vT4wZ1bN8c";

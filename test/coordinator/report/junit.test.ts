@@ -216,6 +216,14 @@ describe("toJUnitXml", () => {
     assert.equal(child(tc, "system-out")!.text, text);
   });
 
+  test("a failed trajectory check gives its reason, pointing at the step", () => {
+    const reason = 'expected get_weather(city="London"), got get_weather(city="Paris") at step 2';
+    const r = new CaseResult({ name: "weather", agentId: "geo", reliabilityPassed: false, reliability: { passed: false, passedToolCalls: [], failedToolCalls: [], additionalToolCalls: [], missingToolCalls: ['get_weather(city="London")'], reason } });
+    const tc = child(child(parseXml(toJUnitXml(new SuiteResult([r]), "s", when)), "testsuite")!, "testcase")!;
+    assert.equal(child(tc, "failure")!.attrs.message, `reliability failed: ${reason}`);
+    assert.equal(child(tc, "failure")!.attrs.type, "check");
+  });
+
   test("an empty suite is still a valid document", () => {
     const root = parseXml(toJUnitXml(new SuiteResult([]), "empty", when));
     assert.equal(root.attrs.tests, "0");
@@ -225,7 +233,7 @@ describe("toJUnitXml", () => {
 
 describe("toJUnitXml: no secret in the document", () => {
   test("a key in an error, a reason, an output and a name is absent, even where a message is cut at 1000 characters", async () => {
-    const { registerSecret } = await import("../../../shared/secrets.ts");
+    const { registerSecret } = await import("../../../shared/redaction/secrets.ts");
     const key = "junit-key-Q7f2LmX9vT4wZ1bN8c";
     registerSecret(key);
     // The error is long enough for the 1000-character message cut to fall inside the key: a

@@ -2,8 +2,8 @@
 // worker sends the run's status with the result (the response stays where the case ran).
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { CaseResult } from "../../../shared/result.ts";
-import { aggregateRepeats } from "../../../shared/fold-repeats.ts";
+import { CaseResult } from "../../../shared/result/result.ts";
+import { aggregateRepeats } from "../../../shared/trials/fold-repeats.ts";
 import { endedCancelled, runSelected } from "../../../coordinator/run/dispatch-loop.ts";
 import { mkCase } from "../../support/cases.ts";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DatasetError, EvalfleetError, ResultsStore, loadSuite, runCases, selectCases, type LoadedSuite } from "../../../index.ts";
 import { fixture, ROOT } from "../../support/paths.ts";
-import type { ChatMessage } from "../../../shared/agent.ts";
+import type { ChatMessage } from "../../../shared/case/agent.ts";
 import { ExuluEvalSetSchema, ExuluTestCaseSchema } from "../../support/exulu-types.ts";
 
 const indexUrl = pathToFileURL(join(ROOT, "index.ts")).href;

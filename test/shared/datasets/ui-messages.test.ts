@@ -4,7 +4,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { messageProblems, toChatMessages } from "../../../shared/datasets/ui-messages.ts";
-import type { ChatMessage } from "../../../shared/agent.ts";
+import type { ChatMessage } from "../../../shared/case/agent.ts";
 
 const { convertToModelMessages } = await import("ai");
 

@@ -5,10 +5,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadSuite } from "../../../shared/suite.ts";
+import { loadSuite } from "../../../shared/suite/suite.ts";
 import { CasePool } from "../../../worker/pool/case-pool.ts";
-import { resultShell } from "../../../shared/result-shell.ts";
-import type { CaseResult } from "../../../shared/result.ts";
+import { resultShell } from "../../../shared/result/result-shell.ts";
+import type { CaseResult } from "../../../shared/result/result.ts";
 import { fixture } from "../../support/paths.ts";
 
 const suite = await loadSuite(fixture("batch-suite.ts"));
@@ -18,12 +18,12 @@ function runOn(pool: CasePool, names: string[], signal = new AbortController().s
   return names.map((name) => {
     const i = index(name);
     const c = suite.cases[i]!;
-    return pool.run({ index: i, name, defaultTimeout: 60, timeoutSeconds: c.resolveTimeout(60), hasTeardown: false, shell: () => resultShell(c, i), signal });
+    return pool.run({ index: i, name, defaultTimeout: 60, timeoutSeconds: c.resolveTimeout(60), hasTeardown: false, maxOutputBytes: 256 * 1024, shell: () => resultShell(c, i), signal });
   });
 }
 
 test("cases asked for together run in batches spread over the threads; each replies on its own, the slow one last", async () => {
-  const pool = new CasePool({ suitePath: suite.path, fingerprint: suite.fingerprint, threads: 2, concurrency: 64 });
+  const pool = new CasePool({ suitePath: suite.path, fingerprint: suite.fingerprint, threads: 2, concurrency: 64, graceMs: 5000, logLevel: "warn" });
   try {
     const quick = Array.from({ length: 40 }, (_, i) => `quick_${i}`);
     const settled: string[] = [];
@@ -42,7 +42,7 @@ test("cases asked for together run in batches spread over the threads; each repl
 });
 
 test("a stuck case's thread is terminated; the other cases of its batch run again and pass", async () => {
-  const pool = new CasePool({ suitePath: suite.path, fingerprint: suite.fingerprint, threads: 1, concurrency: 16, graceSeconds: 0.5 });
+  const pool = new CasePool({ suitePath: suite.path, fingerprint: suite.fingerprint, threads: 1, concurrency: 16, graceMs: 500, logLevel: "warn" });
   try {
     const names = ["spins_forever", "quick_0", "quick_1", "quick_2", "slow"];
     const results = await Promise.all(runOn(pool, names));

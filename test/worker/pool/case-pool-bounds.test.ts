@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSuite, type LoadedSuite } from "../../../shared/suite.ts";
+import { loadSuite, type LoadedSuite } from "../../../shared/suite/suite.ts";
 import { CasePool } from "../../../worker/pool/case-pool.ts";
-import { resultShell } from "../../../shared/result-shell.ts";
-import type { CaseResult } from "../../../shared/result.ts";
+import { resultShell } from "../../../shared/result/result-shell.ts";
+import type { CaseResult } from "../../../shared/result/result.ts";
 import { fixture } from "../../support/paths.ts";
 
 // The fixtures log what ran (and the pids they started) here; threads inherit the environment.
@@ -33,6 +33,7 @@ function runOn(pool: CasePool, suite: LoadedSuite, names: string[]): Promise<Cas
       hookDefaults,
       hookTimeouts: c.resolveHookTimeouts(hookDefaults),
       hasTeardown: c.teardown !== null,
+      maxOutputBytes: 256 * 1024,
       shell: () => resultShell(c, i),
       signal: new AbortController().signal,
     });
@@ -54,7 +55,7 @@ function alive(pid: number): boolean {
 }
 
 test("a setup that never settles ends at its bound, without its teardown; a teardown that never settles ends at its", async () => {
-  const pool = new CasePool({ suitePath: bounds.path, fingerprint: bounds.fingerprint, threads: 1, concurrency: 2, graceSeconds: 0.5 });
+  const pool = new CasePool({ suitePath: bounds.path, fingerprint: bounds.fingerprint, threads: 1, concurrency: 2, graceMs: 500, logLevel: "warn" });
   try {
     const [setup, teardown] = (await Promise.all(runOn(pool, bounds, ["hung_setup", "hung_teardown"]))) as [CaseResult, CaseResult];
     assert.equal(setup.error, "setup: exceeded 1s");
@@ -70,7 +71,7 @@ test("a setup that never settles ends at its bound, without its teardown; a tear
 });
 
 test("a teardown that spins synchronously gets its thread terminated past its bound and the grace", async () => {
-  const pool = new CasePool({ suitePath: bounds.path, fingerprint: bounds.fingerprint, threads: 1, concurrency: 1, graceSeconds: 0.5 });
+  const pool = new CasePool({ suitePath: bounds.path, fingerprint: bounds.fingerprint, threads: 1, concurrency: 1, graceMs: 500, logLevel: "warn" });
   try {
     const [r] = await Promise.all(runOn(pool, bounds, ["spinning_teardown"]));
     assert.match(r!.error ?? "", /^cleanup: teardown exceeded 1s; worker: thread terminated (\d+\.\d)s after the teardown deadline: synchronous code ignored the bound$/);
@@ -82,7 +83,7 @@ test("a teardown that spins synchronously gets its thread terminated past its bo
 });
 
 test("a setup spinning synchronously is blamed, not the thread-mate whose deadline came first; the thread-mate runs again and passes", async () => {
-  const pool = new CasePool({ suitePath: bounds.path, fingerprint: bounds.fingerprint, threads: 1, concurrency: 2, graceSeconds: 0.5 });
+  const pool = new CasePool({ suitePath: bounds.path, fingerprint: bounds.fingerprint, threads: 1, concurrency: 2, graceMs: 500, logLevel: "warn" });
   try {
     // mate_a (timeout 1s) is in flight when spinning_setup (setup bound 2s) blocks the thread.
     const [mate, spinner] = await Promise.all(runOn(pool, bounds, ["mate_a", "spinning_setup"]));
@@ -99,7 +100,7 @@ test("a setup spinning synchronously is blamed, not the thread-mate whose deadli
 });
 
 test("a case that crashes its thread with an unhandled rejection fails alone; its thread-mates run again and pass", async () => {
-  const pool = new CasePool({ suitePath: bounds.path, fingerprint: bounds.fingerprint, threads: 1, concurrency: 3, graceSeconds: 0.5 });
+  const pool = new CasePool({ suitePath: bounds.path, fingerprint: bounds.fingerprint, threads: 1, concurrency: 3, graceMs: 500, logLevel: "warn" });
   try {
     const [a, crashed, b] = await Promise.all(runOn(pool, bounds, ["mate_a", "crashes", "mate_b"]));
     assert.equal(crashed!.error, "worker: thread crashed: boom: nobody handles this rejection");
@@ -113,7 +114,7 @@ test("a case that crashes its thread with an unhandled rejection fails alone; it
 });
 
 test("the processes a case starts end with it: at its timeout, and when its thread is terminated", async () => {
-  const pool = new CasePool({ suitePath: spawning.path, fingerprint: spawning.fingerprint, threads: 1, concurrency: 3, graceSeconds: 0.5 });
+  const pool = new CasePool({ suitePath: spawning.path, fingerprint: spawning.fingerprint, threads: 1, concurrency: 3, graceMs: 500, logLevel: "warn" });
   try {
     const results = await Promise.all(runOn(pool, spawning, ["spawns_and_waits", "spawns_and_blocks", "exec_promise"]));
     assert.match(results[1]!.error ?? "", /thread terminated/);

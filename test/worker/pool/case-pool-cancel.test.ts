@@ -5,11 +5,11 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSuite } from "../../../shared/suite.ts";
+import { loadSuite } from "../../../shared/suite/suite.ts";
 import { CasePool } from "../../../worker/pool/case-pool.ts";
 import { NOT_STARTED_WAIT_MS } from "../../../worker/pool/attempt.ts";
 import { CANCELLED_BEFORE_START_ERROR } from "../../../worker/runtime/lifecycle.ts";
-import { resultShell } from "../../../shared/result-shell.ts";
+import { resultShell } from "../../../shared/result/result-shell.ts";
 import { fixture } from "../../support/paths.ts";
 
 test("cancelled before its thread started: reported skipped without waiting for the thread, and never run", async () => {
@@ -17,12 +17,12 @@ test("cancelled before its thread started: reported skipped without waiting for 
   process.env.EVALFLEET_TEST_DIR = dir;
   process.env.EVALFLEET_THREAD_START_MS = "4000";
   const suite = await loadSuite(fixture("slow-thread-start-suite.ts"));
-  const pool = new CasePool({ suitePath: suite.path, fingerprint: suite.fingerprint, threads: 1, concurrency: 4 });
+  const pool = new CasePool({ suitePath: suite.path, fingerprint: suite.fingerprint, threads: 1, concurrency: 4, graceMs: 5000, logLevel: "warn" });
   try {
     const controller = new AbortController();
     const request = (i: number, signal: AbortSignal) => {
       const c = suite.cases[i]!;
-      return pool.run({ index: i, name: c.name, defaultTimeout: 60, timeoutSeconds: 60, hasTeardown: false, shell: () => resultShell(c, i), signal });
+      return pool.run({ index: i, name: c.name, defaultTimeout: 60, timeoutSeconds: 60, hasTeardown: false, maxOutputBytes: 256 * 1024, shell: () => resultShell(c, i), signal });
     };
     const t0 = performance.now();
     const cancelled = [request(0, controller.signal), request(1, controller.signal)];

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { Piscina } from "piscina";
-import { loadSuite } from "../../../shared/suite.ts";
+import { loadSuite } from "../../../shared/suite/suite.ts";
 import { THREAD_PROTOCOL, ThreadBatchReplySchema, type ThreadBatch } from "../../../shared/wire/thread.ts";
 import { threadExecArgv } from "../../../worker/pool/case-pool.ts";
 import { fixture } from "../../support/paths.ts";
@@ -43,7 +43,7 @@ test("a thread's first parse words its errors in English (zod mini, before any c
   const script = `
     import { parseThreadBatch } from ${JSON.stringify(new URL("../../../shared/wire/thread.ts", import.meta.url).href)};
     const c = { taskId: "x", index: 0, name: "c", defaultTimeout: 1, setupTimeout: 1, teardownTimeout: 1, maxOutputBytes: 10, attempt: 0, forwardEvents: false };
-    console.log(JSON.stringify(parseThreadBatch({ protocol: ${THREAD_PROTOCOL}, suitePath: "/s", fingerprint: "f", logLevel: "info", keepResponses: false, cases: [c] }, { jitless: true })));`;
+    console.log(JSON.stringify(parseThreadBatch({ protocol: ${THREAD_PROTOCOL}, suitePath: "/s", fingerprint: "f", logLevel: "info", keepResponses: false, cases: [c] })));`;
   const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), {

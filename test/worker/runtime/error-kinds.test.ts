@@ -1,5 +1,5 @@
 // The lifecycle records why each case failed (error_kind), and --retries runs an infra failure
-// again (inline; the thread pool and distributed workers share shared/infra-retry.ts).
+// again (inline; the thread pool and distributed workers share shared/trials/infra-retry.ts).
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { Case, ModelCallError, runCases, type Agent } from "../../../index.ts";

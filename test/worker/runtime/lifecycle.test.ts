@@ -567,6 +567,8 @@ describe("check configuration (G, H)", () => {
       failedToolCalls: [],
       additionalToolCalls: [],
       missingToolCalls: [],
+      reason: "the expected call matched (1 tool call)",
+      trajectory: { order: "any", steps: [{ step: 1, tool: "search_web", member: null, outcome: "ok", verdict: "matched", expectation: 0 }], failures: [] },
     });
     assert.equal(result.passed, true);
   });
@@ -617,6 +619,21 @@ describe("check configuration (G, H)", () => {
     assert.equal(result.judgePassed, true);
     assert.equal(scorer.calls.length, 1);
     assert.equal(result.passed, false);
+  });
+
+  test("the trajectory check: its bounds alone turn reliability on; a predicate that throws is the check's error, naming it", async () => {
+    const output: RunOutput = { content: "Paris", status: "completed", tools: [{ toolName: "search_web", toolArgs: { q: "capital of France" } }, { toolName: "delete_user", toolArgs: { id: 1 } }] };
+    const forbidden = await runCase(makeCase({ criteria: null, forbiddenToolCalls: ["delete_user"], agent: new StubAgent({ output }) }));
+    assert.equal(forbidden.reliabilityPassed, false);
+    assert.equal(forbidden.reliability?.reason, "forbidden delete_user called at step 2: delete_user(id=1)");
+    assert.equal(forbidden.errorKind, null, "a failed check, not an error");
+    const throwing = await runCase(
+      makeCase({ criteria: null, expectedToolCalls: [{ name: "search_web", args: { q: (v: unknown) => (v as { no: { such: string } }).no.such } }], agent: new StubAgent({ output }) }),
+    );
+    assert.match(throwing.error ?? "", /^reliability: TrajectoryPredicateError: the predicate of expectedToolCalls\[0\]\.args\.q threw TypeError: /);
+    assert.equal(throwing.errorKind, "check");
+    assert.equal(throwing.reliabilityPassed, null);
+    assert.equal(throwing.passed, false);
   });
 
   test("judge model resolution: the case's, then the runner's, then none (47, G3)", async () => {

@@ -1,7 +1,7 @@
-import type { RunOutput } from "../../../shared/agent.ts";
-import type { Case } from "../../../shared/case.ts";
+import type { RunOutput } from "../../../shared/case/agent.ts";
+import type { Case } from "../../../shared/case/case.ts";
 import { describeError } from "../../../shared/errors.ts";
-import type { EvalFunctions } from "../../../shared/eval-functions.ts";
+import type { EvalFunctions } from "../../../shared/case/eval-functions.ts";
 import { round3 } from "../../../shared/py-format.ts";
 import type { EvalFunctionVerdict } from "../../../shared/wire/result-data.ts";
 import { runScorer } from "./scorer.ts";

@@ -1,6 +1,6 @@
-import type { RunOutput } from "../../../shared/agent.ts";
-import type { Case } from "../../../shared/case.ts";
-import type { JudgeModel, JudgeUsage } from "../../../shared/judge-model.ts";
+import type { RunOutput } from "../../../shared/case/agent.ts";
+import type { Case } from "../../../shared/case/case.ts";
+import type { JudgeModel, JudgeUsage } from "../../../shared/case/judge-model.ts";
 import type { ExpectationVerdict, ExpectationsData } from "../../../shared/wire/result-data.ts";
 import { contentAsString } from "../evidence.ts";
 import { scoreExpectedOutput } from "./expected-output.ts";

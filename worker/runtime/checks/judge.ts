@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { responseCacheActive } from "../../models/response-cache.ts";
 import * as z from "zod";
-import type { CaseInput } from "../../../shared/agent.ts";
-import type { JudgeMode } from "../../../shared/case.ts";
-import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../../shared/judge-model.ts";
+import type { CaseInput } from "../../../shared/case/agent.ts";
+import type { JudgeMode } from "../../../shared/case/case.ts";
+import type { JudgeCallOptions, JudgeModel, JudgeRequest } from "../../../shared/case/judge-model.ts";
 import { errorMessage } from "../../../shared/errors.ts";
-import { lazySchema } from "../../../shared/lazy-schema.ts";
+import { lazySchema } from "../../../shared/runtime/lazy-schema.ts";
 
 /**
  * The LLM-judge check: builds Agno's evaluator prompt (spec section 2), fences the untrusted

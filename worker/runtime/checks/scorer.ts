@@ -1,9 +1,9 @@
-import type { CaseInput, RunOutput } from "../../../shared/agent.ts";
-import { Score, type Scorer } from "../../../shared/score.ts";
+import type { CaseInput, RunOutput } from "../../../shared/case/agent.ts";
+import { Score, type Scorer } from "../../../shared/case/score.ts";
 
 /**
  * The scorer check: runs a case's custom `scorer` (user code implementing the `Scorer` contract
- * of shared/score.ts) and validates what it returns; its verdict is the case's `score`, reported
+ * of shared/case/score.ts) and validates what it returns; its verdict is the case's `score`, reported
  * as `score_value`/`score_passed`/`score_reason`. Throws what the scorer throws (the lifecycle
  * records it as `scorer: ...`); a value outside [0, 1] throws a RangeError. Unrelated to the
  * `expected_output` methods (shared/datasets/expected-output-methods.ts, checked by

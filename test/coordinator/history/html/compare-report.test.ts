@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { renderCompareHtml } from "../../../../coordinator/history/html/compare-report.ts";
-import type { CaseRecord, RunRecord } from "../../../../coordinator/history/store/records.ts";
+import type { RunRecord } from "../../../../coordinator/history/store/run-record.ts";
+import type { CaseRecord } from "../../../../coordinator/history/store/case-record.ts";
 
 const run = (id: string): RunRecord => ({
   id, kind: "suite", suiteName: "nightly", suiteFingerprint: null, suitePath: null, selection: {}, config: {}, judgeModel: null, timeoutSeconds: 60,

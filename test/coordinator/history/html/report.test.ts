@@ -3,7 +3,8 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
 import { renderHtmlReport } from "../../../../coordinator/history/html/report.ts";
-import type { CaseRecord, RunRecord } from "../../../../coordinator/history/store/records.ts";
+import type { RunRecord } from "../../../../coordinator/history/store/run-record.ts";
+import type { CaseRecord } from "../../../../coordinator/history/store/case-record.ts";
 
 /** The page's data and every details chunk, decoded as the page script decodes them: what the file holds. */
 function decoded(html: string): { data: { rows: unknown[][]; groups: Array<{ label: string; count: number }> }; details: Array<Record<string, any>>; text: string } {
@@ -98,7 +99,7 @@ describe("HTML report (rendering)", () => {
   });
 
   test("no secret reaches the file: a store written before redaction, or by a process that knew other secrets, is redacted when rendered", async () => {
-    const { registerSecret } = await import("../../../../shared/secrets.ts");
+    const { registerSecret } = await import("../../../../shared/redaction/secrets.ts");
     const key = "html-key-Q7f2LmX9vT4wZ1bN8c";
     registerSecret(key);
     // The output is longer than the page shows (20,000 characters): the cut falls inside the key.
@@ -160,7 +161,7 @@ describe("HTML report (rendering)", () => {
   });
 
   test("the details: the case's JSON, phases, the transcript (redacted), all inside the compressed chunks", async () => {
-    const { registerSecret } = await import("../../../../shared/secrets.ts");
+    const { registerSecret } = await import("../../../../shared/redaction/secrets.ts");
     registerSecret("tr-key-Zq81nB6xV3mW0pLk");
     const cases = Array.from({ length: 150 }, (_, i) => ({ ...record, index: i, name: `case-${i}`, report: { name: `case-${i}`, phase_seconds: { setup: 0.1, run: 1, checks: 0.3, teardown: 0 } } as unknown as CaseRecord["report"] }));
     const html = renderHtmlReport({ run, cases, history: [run], transcriptOf: (c) => ({ messages: [{ role: "user", content: `hi ${c.name} tr-key-Zq81nB6xV3mW0pLk` }] }) });

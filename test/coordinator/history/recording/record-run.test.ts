@@ -3,7 +3,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { runStatus, judgeModelName } from "../../../../coordinator/history/recording/record-run.ts";
-import { CaseResult, SuiteResult } from "../../../../shared/result.ts";
+import { CaseResult, SuiteResult } from "../../../../shared/result/result.ts";
 
 describe("run record pieces", () => {
   test("run status: cancelled, incomplete, passed, failed", () => {

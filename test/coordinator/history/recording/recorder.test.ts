@@ -9,8 +9,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { RunRecorder } from "../../../../coordinator/history/recording/recorder.ts";
 import { ResultsStore } from "../../../../coordinator/history/store/store.ts";
-import { CaseResult, SuiteResult } from "../../../../shared/result.ts";
-import { registerSecret } from "../../../../shared/secrets.ts";
+import { CaseResult, SuiteResult } from "../../../../shared/result/result.ts";
+import { registerSecret } from "../../../../shared/redaction/secrets.ts";
 import { leakedPiece } from "../../../support/secrets.ts";
 
 test("no secret is written: case results as they end, their final form, and the run's start and end", async () => {

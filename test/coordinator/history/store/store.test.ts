@@ -14,10 +14,11 @@ import { ResultsStore } from "../../../../coordinator/history/store/store.ts";
 import { migrateDriver, openDriver } from "../../../../coordinator/history/store/open-driver.ts";
 import { parseStoreUrl } from "../../../../coordinator/history/store/url.ts";
 import { SCHEMA_VERSION } from "../../../../coordinator/history/store/schema.ts";
-import { caseRow, type CaseRecord } from "../../../../coordinator/history/store/records.ts";
-import { CaseResult, type SuiteResult } from "../../../../shared/result.ts";
-import { registerSecret } from "../../../../shared/secrets.ts";
-import type { CaseResultJSON } from "../../../../shared/result-json.ts";
+import type { CaseRecord } from "../../../../coordinator/history/store/case-record.ts";
+import { caseRow } from "../../../../coordinator/history/store/case-row.ts";
+import { CaseResult, type SuiteResult } from "../../../../shared/result/result.ts";
+import { registerSecret } from "../../../../shared/redaction/secrets.ts";
+import type { CaseResultJSON } from "../../../../shared/result/result-json.ts";
 import { ScriptedJudge, sleep } from "../../../support/doubles.ts";
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from "../../../support/postgres.ts";
 import { fixture } from "../../../support/paths.ts";
@@ -215,7 +216,7 @@ for (const backend of [sqliteBackend, postgresBackend]) {
       await store.close();
       const versions = await db.sql("SELECT version, description FROM evalfleet_schema ORDER BY version");
       assert.deepEqual(versions.map((v) => Number(v.version)), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
-      assert.equal(SCHEMA_VERSION, 6);
+      assert.equal(SCHEMA_VERSION, 8);
       const again = await ResultsStore.open(db.url);
       assert.deepEqual(again.schema, { from: SCHEMA_VERSION, to: SCHEMA_VERSION });
       assert.deepEqual(await again.listRuns(), []);
@@ -228,7 +229,7 @@ for (const backend of [sqliteBackend, postgresBackend]) {
       const migrated = stores.filter((s) => s.schema.from === 0);
       assert.equal(migrated.length, 1, "exactly one migrated");
       await Promise.all(stores.map((s) => s.close()));
-      assert.deepEqual((await db.sql("SELECT version FROM evalfleet_schema ORDER BY version")).map((v) => Number(v.version)), [1, 2, 3, 4, 5, 6]);
+      assert.deepEqual((await db.sql("SELECT version FROM evalfleet_schema ORDER BY version")).map((v) => Number(v.version)), [1, 2, 3, 4, 5, 6, 7, 8]);
     });
 
     test("a version 1 database is migrated to the current version, its records kept", async () => {

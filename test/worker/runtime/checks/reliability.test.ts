@@ -33,6 +33,15 @@ describe("evaluateReliability: matching", () => {
       failedToolCalls: [],
       additionalToolCalls: [],
       missingToolCalls: [],
+      reason: "all 2 expected calls matched (2 tool calls)",
+      trajectory: {
+        order: "any",
+        steps: [
+          { step: 1, tool: "search", member: null, outcome: "ok", verdict: "matched", expectation: 0 },
+          { step: 2, tool: "calculate", member: null, outcome: "ok", verdict: "matched", expectation: 1 },
+        ],
+        failures: [],
+      },
     });
   });
 

@@ -1,0 +1,96 @@
+import { randomUUID } from "node:crypto";
+import type { SuiteResult } from "../../shared/result/result.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { NatsSettings } from "../../shared/broker/connection.ts";
+import type { SuiteHooks } from "../../shared/hooks.ts";
+import type { ScoringMethod } from "../../shared/defaults.ts";
+import type { Budget } from "../../shared/providers/budget.ts";
+import type { PriceTable } from "../../shared/providers/prices.ts";
+import type { LimitTable } from "../../shared/providers/limit-spec.ts";
+import type { SelectedCase, Selector } from "../run/select.ts";
+
+/** What a distributed run (distributed-run.ts) is told by its caller, and what it answers. */
+
+/** Options of {@link runDistributed} and {@link resumeDistributed}. */
+export interface DistributedRunOptions extends SuiteHooks, Selector {
+  nats: NatsSettings;
+  /** Default: a new id (time + random), told through `onRunId` first. */
+  runId?: string | null;
+  /** The selected cases when the caller has made the selection already (the command line); default: selected here from the selector options. */
+  selected?: readonly SelectedCase[] | null;
+  /** Seconds for cases that set none; default: the suite's, then 120. */
+  defaultTimeout?: number | null;
+  /** Seconds, the setup bound of cases that set none; default: the suite's, then 60 (a resumed run keeps its own). */
+  setupTimeout?: number | null;
+  /** Seconds, the teardown bound of cases that set none; default: the suite's, then 60 (a resumed run keeps its own). */
+  teardownTimeout?: number | null;
+  /** Largest output a worker keeps on a result, in bytes. Default 256 KiB (a resumed run keeps its own). */
+  maxOutputBytes?: number;
+  /** Keep each case's transcript within this many bytes, published with its result (a recorded run). Default 0: none. */
+  maxTranscriptBytes?: number;
+  /** The response cache of the workers' model calls: each worker's folder, or the fleet's shared bucket. Default none. */
+  cache?: { kind: "local" | "shared"; ttlSeconds: number } | null;
+  /** Give up (exit 3) when no compatible worker has joined within this many seconds. Default 60. */
+  waitForWorkersSeconds?: number;
+  /** Deliveries per case before it is recorded as lost. Default 3. */
+  maxAttempts?: number;
+  /** Whole-run budget in seconds: when it passes, the run is cancelled. Default: none. */
+  deadlineSeconds?: number | null;
+  /** Seconds before an unacknowledged case is redelivered (workers extend it while a case runs). Default 30. */
+  ackWaitSeconds?: number;
+  /** After a cancel, seconds in-flight cases get to report before the report is final. Default 15. */
+  cancelGraceSeconds?: number;
+  /** Seconds the broker may be unreachable before the run is given up (exit 3). Default 30. */
+  brokerLossSeconds?: number;
+  /** Ask workers to stream run events (for `-v`). Default false. */
+  forwardEvents?: boolean;
+  /** Runs per case (`--repeat`); workers run every repeat of a case they take. Default 1 (a resumed run keeps its own). */
+  repeat?: number;
+  /** Retries of a case whose failure is `infra` (`--retries`), on the worker that ran it. Default 0 (a resumed run keeps its own). */
+  retries?: number;
+  /**
+   * Provider limits by key, merged (suite, `EVALFLEET_LIMITS`, `--limit`), enforced across every
+   * worker by this coordinator's permits (permit-server.ts). Default: the suite's (a resumed run: its manifest's).
+   */
+  limits?: LimitTable | null;
+  /** Prices by model over the built-in table (the suite's). Default: the suite's. */
+  prices?: PriceTable | null;
+  /** `--budget-usd` / `--budget-tokens`: once spent, the run stops like `--deadline` (`skipped: budget exhausted`, exit 3). Default none. */
+  budget?: Budget | null;
+  /** Names of the suite's evaluation functions that grade every case after its own (`--eval-function`). Default none (a resumed run keeps its own). */
+  evalFunctions?: readonly string[] | null;
+  /** A scoring method replacing every case's expected-output method (`--scoring-method`). Default: the cases' own (a resumed run keeps its own). */
+  scoringMethod?: ScoringMethod | null;
+  /** The run passes when at least this fraction (0-1) of the cases pass. Default: the suite's (a resumed run: the one it was started with). */
+  passThreshold?: number | null;
+  /** A repeated case passes when at least this fraction of its trials pass, unless it sets its own `passRate`. Default: every trial (1). */
+  casePassRate?: number | null;
+  /** Two-sided confidence of the report's intervals. Default: the statistics' (0.95). */
+  confidence?: number;
+  /** Seconds between reconciliations (lost cases). Default 5. */
+  reconcileSeconds?: number;
+  /** Cancels the run (SIGINT, SIGTERM). */
+  signal?: AbortSignal | null;
+  logger?: Logger;
+  /** Told the run id before anything is published. */
+  onRunId?: (runId: string) => void;
+  /** One-line notes for the console (a worker joined, a refusal, cancelling). */
+  onNote?: (line: string) => void;
+  /** Seconds the run is expected to go on, from history (coordinator/run/run-eta.ts): written with the run's state for `coordinator status`. Default none. */
+  etaSeconds?: (() => number) | null;
+  /** Which workers are busy: in-flight cases per worker, and how many workers joined. */
+  onWorkers?: (busy: ReadonlyMap<string, number>, joined: number) => void;
+}
+
+/** A distributed run's outcome: the results, and whether the run finished or why not. */
+export interface DistributedOutcome {
+  suite: SuiteResult;
+  runId: string;
+  /** Set when the run is incomplete for reasons outside the agents (exit 3). */
+  incomplete: string | null;
+}
+
+/** A new run id: sortable by time, unique, one subject token. */
+export function newRunId(): string {
+  return `${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
+}
