@@ -14,7 +14,12 @@ const tmp = (): string => mkdtempSync(join(tmpdir(), "evalfleet-cli-"));
 function io() {
   const stdout = new MemoryStream();
   const stderr = new MemoryStream();
-  return { stdout, stderr, handleSignals: false, all: () => stdout.text + stderr.text };
+  return { stdout, stderr, handleSignals: false };
+}
+
+/** Everything `o` printed, stdout then stderr. */
+function printed(o: ReturnType<typeof io>): string {
+  return o.stdout.text + o.stderr.text;
 }
 
 function passingCase(name = "only_case", agent = new StubAgent()): Case {
@@ -43,8 +48,8 @@ describe("cli(cases)", () => {
     const agent = new StubAgent();
     const code = await cli([passingCase("only_case", agent)], { argv: ["--tag", "nope"], ...o });
     assert.equal(code, 2);
-    assert.match(o.all(), /no cases selected \(name=None, tag='nope'\)/);
-    assert.match(o.all(), /available: only_case/);
+    assert.match(printed(o), /no cases selected \(name=None, tag='nope'\)/);
+    assert.match(printed(o), /available: only_case/);
     assert.equal(agent.runCount, 0);
   });
 
@@ -92,7 +97,7 @@ describe("cli(cases)", () => {
     assert.equal(code, 1);
     assert.match(o.stderr.text, /error: cannot write json output to .*file\/evals\.json: /);
     assert.match(o.stdout.text, /1\/1 passed/);
-    assert.doesNotMatch(o.all(), /\n\s+at /, "no stack trace");
+    assert.doesNotMatch(printed(o), /\n\s+at /, "no stack trace");
   });
 
   test("--junit writes JUnit XML with one testcase per case", async () => {
@@ -210,7 +215,7 @@ describe("evalfleet run / list (main)", () => {
     const o = io();
     const path = join(tmp(), "r.json");
     const code = await main(["run", fixture("basic-suite.ts"), "--threads", "2", "--concurrency", "3", "--json-output", path], o);
-    assert.equal(code, 1, o.all());
+    assert.equal(code, 1, printed(o));
     const payload = JSON.parse(readFileSync(path, "utf8"));
     assert.deepEqual(payload.cases.map((c: { name: string }) => c.name), ["alpha", "beta", "gamma"]);
     assert.deepEqual(payload.cases.map((c: { passed: boolean }) => c.passed), [true, true, false]);
@@ -237,7 +242,7 @@ describe("evalfleet run / list (main)", () => {
     try {
       const o = io();
       const code = await main(["run", fixture("script-suite.ts"), "--threads", "2"], o);
-      assert.equal(code, 0, o.all());
+      assert.equal(code, 0, printed(o));
       const runs = readFileSync(join(dir, "runs.log"), "utf8").trim().split("\n").sort();
       assert.deepEqual(runs, ["one", "three", "two"], "each case ran exactly once");
     } finally {
