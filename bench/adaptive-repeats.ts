@@ -1,7 +1,7 @@
-import { DEFAULT_ADAPTIVE_CONFIDENCE } from "../defaults.ts";
-import type { Interval } from "./interval.ts";
-import { zForConfidence } from "./normal.ts";
-import { wilsonAt } from "./wilson.ts";
+import { DEFAULT_ADAPTIVE_CONFIDENCE } from "../shared/defaults.ts";
+import type { Interval } from "../shared/stats/interval.ts";
+import { zForConfidence } from "../shared/stats/normal.ts";
+import { wilsonAt } from "../shared/stats/wilson.ts";
 
 /**
  * Adaptive repeats (`--repeat MIN..MAX` with `--case-pass-rate R`): how many more trials a case

@@ -1,11 +1,11 @@
-// The adaptive-repeats stopping rule (shared/stats/adaptive-repeats.ts).
+// The adaptive-repeats stopping rule (bench/adaptive-repeats.ts).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { adaptiveStep, type AdaptiveRule } from "../../../shared/stats/adaptive-repeats.ts";
-import { zForConfidence } from "../../../shared/stats/normal.ts";
-import { wilsonInterval } from "../../../shared/stats/wilson.ts";
-import { DEFAULT_ADAPTIVE_CONFIDENCE } from "../../../shared/defaults.ts";
-import { seededRandom } from "../../../shared/seeded-random.ts";
+import { adaptiveStep, type AdaptiveRule } from "../../bench/adaptive-repeats.ts";
+import { zForConfidence } from "../../shared/stats/normal.ts";
+import { wilsonInterval } from "../../shared/stats/wilson.ts";
+import { DEFAULT_ADAPTIVE_CONFIDENCE } from "../../shared/defaults.ts";
+import { seededRandom } from "../../shared/seeded-random.ts";
 
 const RULE: AdaptiveRule = { min: 3, max: 20, passRate: 0.8 };
 
