@@ -272,6 +272,21 @@ const SECTIONS: Section[] = [
     ],
   },
   {
+    title: "Unknown options (bench/case-construction.ts)",
+    rows: [
+      {
+        keys: ["case_key_check_ns", "case_key_check_share"],
+        label: () => "the unknown-option check of `new Case`, alone (a million calls over a scorer case and a judge case)",
+        value: (r) => `${fixed(r.case_key_check_ns!, 1)} ns (${fixed(r.case_key_check_share! * 100, 1)}% of a construction)`,
+      },
+      {
+        keys: ["case_construction_ns_checked", "case_construction_ns_unchecked", "case_construction_cases"],
+        label: (r) => `\`new Case\` + \`defineSuite\`, ${int(r.case_construction_cases!)} cases, with the check / without it (alternating rounds)`,
+        value: (r) => `${int(r.case_construction_ns_checked!)} / ${int(r.case_construction_ns_unchecked!)} ns`,
+      },
+    ],
+  },
+  {
     title: "Record and replay (bench/replay.ts)",
     rows: [
       {

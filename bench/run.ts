@@ -234,6 +234,17 @@ log(
     `adaptive repeats spend ${verdicts.adaptive_trials_ratio!.toFixed(3)} of the trials at ${(verdicts.adaptive_agreement! * 100).toFixed(1)}% agreement`,
 );
 
+// What the unknown-option check of `new Case` costs (bench/case-construction.ts): construction with
+// the check on and off side by side, and the check alone.
+const construction = await jsonScenario<{ cases: number; ns_per_case_checked: number; ns_per_case_unchecked: number; key_check_ns_per_case: number; key_check_alone_ns: number; key_check_share: number }>(
+  "case-construction.ts",
+  quick ? ["--quick"] : [],
+);
+log(
+  `  new Case: ${construction.ns_per_case_checked} ns/case with the key check, ${construction.ns_per_case_unchecked} without; ` +
+    `the check alone ${construction.key_check_alone_ns} ns (${(construction.key_check_share * 100).toFixed(1)}%)`,
+);
+
 // The start order from history (bench/makespan-simulation.ts): 2,000 lognormal cases on 3 x 8
 // slots, ordered by the real ordering code, list-scheduled (a second, no I/O).
 const makespan = await jsonScenario<Record<string, number>>("makespan-simulation.ts", []);
@@ -321,6 +332,11 @@ try {
     transcript_bytes_stored_per_case: transcripts.transcript_bytes_stored_per_case,
     ...trajectory,
     ...replay,
+    case_construction_cases: construction.cases,
+    case_construction_ns_checked: construction.ns_per_case_checked,
+    case_construction_ns_unchecked: construction.ns_per_case_unchecked,
+    case_key_check_ns: construction.key_check_alone_ns,
+    case_key_check_share: construction.key_check_share,
     html_50k_bytes: htmlReport.html_bytes,
     html_render_50k_s: htmlReport.html_render_s,
     ...(htmlReport.html_interactive_s !== null ? { html_interactive_50k_s: htmlReport.html_interactive_s, html_open_case_50k_s: htmlReport.html_open_case_s } : {}),
