@@ -43,6 +43,15 @@ function hostOfHeader(header: string): string {
   return header.split(":")[0] ?? "";
 }
 
+/**
+ * A URL's path and query as a redirect target that stays on this origin: a path that starts with
+ * `//` (or `/\\`, which browsers read the same) would be taken as another host
+ * (`http://viewer//evil.example/?token=...` must not send the browser to evil.example).
+ */
+export function sameOriginPath(url: URL): string {
+  return `/${url.pathname.replace(/^[/\\]+/, "")}${url.search}`;
+}
+
 /** A JSON error answer, as every error of the API is. */
 export function jsonError(c: Context, status: 400 | 401 | 403 | 404 | 405 | 413 | 414 | 500 | 503, error: string): Response {
   return c.json({ error }, status);
@@ -76,7 +85,7 @@ export function accessMiddleware(store: ResultsStore, auth: boolean): Middleware
       if (c.req.method === "GET" && !c.req.path.startsWith("/api/")) {
         const url = new URL(c.req.url);
         url.searchParams.delete("token");
-        return c.redirect(`${url.pathname}${url.search}`, 303);
+        return c.redirect(sameOriginPath(url), 303);
       }
     }
     return next();

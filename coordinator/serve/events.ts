@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { ResultsStore } from "../history/store/store.ts";
 import { casesRecordedAfter, runSummary } from "../history/store/viewer-store.ts";
+import { tokenIsActive } from "../history/store/access-tokens.ts";
 import { jsonError, type ViewerEnv } from "./access.ts";
 import { progressOf } from "./api.ts";
 import { eventsParams } from "./params.ts";
@@ -11,7 +12,9 @@ import { eventsParams } from "./params.ts";
  * not the run (it may be another machine's, over PostgreSQL), so it polls: every
  * {@link EVENTS_POLL_MS} it sends each case recorded since the last look (`result`, oldest
  * first), then the run with its progress (`progress`) when it changed, and `end` once the run has
- * ended. A result is on the page within the poll interval of its write.
+ * ended. A result is on the page within the poll interval of its write. A stream opened with a
+ * token that is then revoked ends at its next look, with a `revoked` event saying so: revoking a
+ * token must not leave a nightly run's results flowing to it for hours.
  */
 
 /** How often a stream looks for new results, in milliseconds. */
@@ -25,7 +28,7 @@ const KEEPALIVE_MS = 15_000;
 export function addEventRoutes(app: Hono<ViewerEnv>, store: ResultsStore, closing: AbortSignal): void {
   app.get("/api/events", async (c) => {
     const { run: runId, since } = eventsParams(c.req.query());
-    const scope = c.get("access").scope;
+    const { scope, tokenId } = c.get("access");
     const first = await runSummary(store, runId, scope);
     if (!first) return jsonError(c, 404, `no run ${JSON.stringify(runId)} in this store (or not one this token may see)`);
     return streamSSE(c, async (stream) => {
@@ -41,6 +44,10 @@ export function addEventRoutes(app: Hono<ViewerEnv>, store: ResultsStore, closin
       let lastSentAt = 0;
       try {
         while (open && !closing.aborted) {
+          if (tokenId !== null && !(await tokenIsActive(store, tokenId))) {
+            await stream.writeSSE({ event: "revoked", data: JSON.stringify({ error: "the token of this stream was revoked" }) });
+            break;
+          }
           for (;;) {
             const rows = (await casesRecordedAfter(store, runId, cursor, RESULTS_PER_LOOK)).filter((r) => !(r.recorded_at === cursor && sentAtCursor.has(r.index)));
             for (const r of rows) {

@@ -93,6 +93,15 @@ export async function verifyToken(store: ResultsStore, token: string): Promise<A
   return record;
 }
 
+/**
+ * Whether the token with this id is still active (exists, not revoked). A long-lived answer (an
+ * event stream) asks it again as it goes, so revoking a token ends what it had already opened.
+ */
+export async function tokenIsActive(store: ResultsStore, id: string): Promise<boolean> {
+  const rows = await store.sql.query("SELECT revoked_at FROM access_tokens WHERE id = ?", [id]);
+  return rows.length === 1 && rows[0]!.revoked_at == null;
+}
+
 function tokenOf(r: Record<string, unknown>): AccessToken {
   let suites: string[] | null = null;
   if (typeof r.suites === "string") {

@@ -185,6 +185,8 @@
       events.addEventListener("progress", (e) => renderSummary(JSON.parse(e.data)));
       events.addEventListener("result", refresh);
       events.addEventListener("end", () => { events.close(); api(`/api/runs/${enc(id)}`).then(renderSummary).catch(() => undefined); refresh(); });
+      // The token was revoked: stop (reconnecting would only be refused), and say why.
+      events.addEventListener("revoked", (e) => { events.close(); app.prepend(h("p", { class: "s-failed", id: "error" }, JSON.parse(e.data).error)); });
     }
   }
 
