@@ -1,6 +1,7 @@
 import { EvalfleetError, ErrorCode, errorMessage } from "../../shared/errors.ts";
 import { REDACTED } from "../../shared/redaction/redact.ts";
 import { redactJson, redactText } from "../../shared/redaction/secrets.ts";
+import { looksLikeForm, redactFormText, redactUrlQuery } from "../../shared/redaction/redact-url.ts";
 import { CASSETTE_VERSION, type Cassette, type CassetteExchange, type CassetteToolCall } from "../../shared/cassette/cassette.ts";
 import { CassettePlayer, normalizedUrl, requestKey, toolKey } from "../../shared/cassette/cassette-match.ts";
 
@@ -51,9 +52,20 @@ export function isReplayMiss(err: unknown): boolean {
   return replayMissMessage(err) !== null;
 }
 
+/** A request URL without credentials, percent-encoded ones in its query included (shared/redaction/redact-url.ts). */
+function redactRequestUrl(url: string): string {
+  return redactUrlQuery(redactText(url), (v) => redactText(v));
+}
+
+/** A text body without credentials; a form body field by field too, since encoding hides some shapes. */
+function redactBodyText(text: string): string {
+  const clean = redactText(text);
+  return looksLikeForm(clean) ? redactFormText(clean, (v) => redactText(v)) : clean;
+}
+
 function bodyOf(bytes: Uint8Array): { text: string; encoding: "utf8" | "base64" } {
   try {
-    return { text: redactText(utf8.decode(bytes)), encoding: "utf8" };
+    return { text: redactBodyText(utf8.decode(bytes)), encoding: "utf8" };
   } catch {
     // Not text (an image, a gzip the server sent as is): kept exactly, as base64.
     return { text: Buffer.from(bytes).toString("base64"), encoding: "base64" };
@@ -215,8 +227,8 @@ export class CassetteSession {
 /** A request given as a URL and a text body (or none): nothing to parse. Headers only when they will be kept. */
 function seeSimple(rawUrl: string, init: RequestInit, recording: boolean): SeenRequest {
   const method = (init.method ?? "GET").toUpperCase();
-  const url = redactText(normalizedUrl(rawUrl));
-  const text = typeof init.body === "string" && init.body !== "" ? redactText(init.body) : null;
+  const url = redactRequestUrl(normalizedUrl(rawUrl));
+  const text = typeof init.body === "string" && init.body !== "" ? redactBodyText(init.body) : null;
   const body = text === null ? null : { text, encoding: "utf8" as const };
   return { method, url, headers: recording ? requestHeaders(new Headers(init.headers)) : {}, body, key: requestKey(method, url, text) };
 }
@@ -224,7 +236,7 @@ function seeSimple(rawUrl: string, init: RequestInit, recording: boolean): SeenR
 /** A request given as a Request (or with a body of bytes, a form, a stream): read through a clone, so it can still be sent. */
 async function seeRequest(request: Request, recording: boolean): Promise<SeenRequest> {
   const method = request.method.toUpperCase();
-  const url = redactText(request.url);
+  const url = redactRequestUrl(request.url);
   let body: SeenRequest["body"] = null;
   if (request.body) {
     const bytes = new Uint8Array(await request.clone().arrayBuffer());

@@ -13,7 +13,7 @@ import { CassetteSchema, cassetteFileName, type Cassette } from "../../shared/ca
 
 /** A place cassettes are read from and written to. */
 export interface CassetteStore {
-  /** The case's cassette for `trial`; null when there is none. Throws CASSETTE_INVALID for a file that is not one. */
+  /** The case's cassette for `trial`; null when there is none. Throws CASSETTE_INVALID for a file that is not one, or is another case's or trial's. */
   load(caseName: string, trial: number, signal?: AbortSignal): Promise<Cassette | null>;
   /** Writes (replaces) the cassette of its case and trial. */
   save(cassette: Cassette, signal?: AbortSignal): Promise<void>;
@@ -41,7 +41,17 @@ export class DirCassetteStore implements CassetteStore {
       if ((err as { code?: unknown }).code === "ENOENT") return null;
       throw new EvalfleetError(ErrorCode.CassetteInvalid, `cannot read the cassette ${path}: ${errorMessage(err)}`, { path });
     }
-    return parseCassette(text, path);
+    const cassette = parseCassette(text, path);
+    // A file copied or renamed from another case (or a name-hash collision) must not answer for
+    // this one: replay would hand the case another case's recorded answers, and pass or fail on them.
+    if (cassette.case !== caseName || cassette.trial !== trial) {
+      throw new EvalfleetError(
+        ErrorCode.CassetteInvalid,
+        `the cassette ${path} is case ${JSON.stringify(cassette.case)} trial ${cassette.trial}'s, not case ${JSON.stringify(caseName)} trial ${trial}'s: re-record it (--record)`,
+        { path },
+      );
+    }
+    return cassette;
   }
 
   async save(cassette: Cassette, signal?: AbortSignal): Promise<void> {
