@@ -37,11 +37,11 @@ const WORKER_INBOX = "_INBOX.evalfleet_worker";
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** A passing result for a case of fleet-faults-suite.ts, as a forger would write it. */
-function forgedResult(runId: string, index: number, token: string, workerId: string): ResultMessage {
+function forgedResult(runId: string, index: number, token: string, workerId: string, trial = 1): ResultMessage {
   const name = `case_${String(index).padStart(2, "0")}`;
   const result = new CaseResult({ name, index, tags: [index < 4 ? "first" : "second"], agentId: "steered", output: `done ${name}`, worker: workerId });
   result.score = { value: 1, passed: true, reason: null, detail: null };
-  return { v: NATS_PROTOCOL, runId, index, trial: 1, name, workerId, token, result: resultToWire(result, { response: false }) };
+  return { v: NATS_PROTOCOL, runId, index, trial, name, workerId, token, result: resultToWire(result, { response: false }) };
 }
 
 describe("security: what the shipped worker credentials can and cannot forge or read", () => {
@@ -245,5 +245,61 @@ describe("security: what the shipped worker credentials can and cannot forge or 
     for (const [where, text] of Object.entries(places)) {
       for (const index of [0, 1, 2]) assert.ok(!text.includes(tokens.token(index)), `case ${index}'s token is not in the ${where}`);
     }
+  });
+  test("trials: the holder of one trial's delivery answers that trial only, once; a sibling trial or an unplanned one is dropped", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-sec-forged-trials-"));
+    const runId = "forged-trials";
+    const json = join(dir, "report.json");
+    // The agent really fails every trial: a passing trial in the report is the forger's.
+    for (const name of ["case_00", "case_01"]) writeFileSync(join(dir, `fail.${name}`), "");
+    const steer = { EVALFLEET_TEST_DIR: dir, EVALFLEET_HOLD: "1" };
+    // Three slots for four trials: the real worker holds three, the forger takes the fourth.
+    const worker = evalfleet(["worker", FAULTS, "--run", runId, "--threads", "1", "--concurrency", "3", "--log-level", "warn"], { ...workerEnv(), ...steer });
+    const coordinator = evalfleet(["coordinator", "run", FAULTS, "--run-id", runId, "--name", "case_00", "--name", "case_01", "--repeat", "2", "--json-output", json], { ...coordinatorEnv(), ...steer });
+    await waitFor(() => markers(dir, "started").length === 3, () => `the worker to hold three trials:\n${worker.stderr}`, 60_000);
+    const tokens = await tokensOf(runId);
+
+    const nc = await asWorker();
+    const js = jetstream(nc, { timeout: 5000 });
+    const kv = await new Kvm(js).open(RUNS_BUCKET);
+    const me = "forger/2";
+    await kv.put(runKeys.worker(runId, me), JSON.stringify({ v: NATS_PROTOCOL, workerId: me, host: "forger", pid: 2, fingerprint: "0".repeat(64), accepted: true, reason: null, slots: 1, busy: 0, seenAt: new Date().toISOString() }));
+    const consumer = await js.consumers.get(CASES_STREAM, runConsumer(runId));
+    const taken = [];
+    for await (const m of await consumer.fetch({ max_messages: 1, expires: 5000 })) taken.push(m);
+    assert.equal(taken.length, 1, "the fourth trial was delivered to the forger");
+    const delivered = taken[0]!.json<{ index: number; trial: number; token: string }>();
+    const { index, trial, token } = delivered;
+    assert.equal(token, tokens.token(index, trial), "the delivery carries its own trial's token");
+    const sibling = trial === 1 ? 2 : 1;
+    assert.notEqual(token, tokens.token(index, sibling), "each trial has a token of its own");
+    const seal = resultSeal(token);
+    // The sibling trial, with the delivered trial's token: on the sibling's subject, and in the body.
+    await js.publish(resultSubject(runId, index, seal, sibling), JSON.stringify(forgedResult(runId, index, token, me, sibling)));
+    // A trial the run never planned (--repeat 2), sealed with the only token the forger has.
+    await js.publish(resultSubject(runId, index, seal, 9), JSON.stringify(forgedResult(runId, index, token, me, 9)));
+    // Its own trial, twice: the first answer counts, the second is a duplicate.
+    await js.publish(resultSubject(runId, index, seal, trial), JSON.stringify(forgedResult(runId, index, token, me, trial)));
+    await js.publish(resultSubject(runId, index, seal, trial), JSON.stringify({ ...forgedResult(runId, index, token, me, trial), workerId: worker.label }));
+    taken[0]!.ack();
+    await waitFor(() => /dropping result messages that do not prove their delivery/.test(coordinator.stderr), () => `the drop:\n${coordinator.stderr}`);
+    writeFileSync(join(dir, "release-all"), "");
+
+    const c = await exitOf(coordinator, "the coordinator", 90_000);
+    assert.equal(c.code, 1, `every real trial fails: ${outputOf(c)}`);
+    const drops = c.stderr.split("\n").filter((l) => /dropping result messages/.test(l)).map((l) => JSON.parse(l).msg as string);
+    assert.equal(drops.length, 1, `said once per run and reason: ${drops.join(" | ")}`);
+    assert.match(drops[0]!, /its delivery token is not the case's/);
+    const report = readJson(json);
+    assert.deepEqual(report.cases.map((x: { name: string }) => x.name), ["case_00", "case_01"]);
+    for (const x of report.cases as Array<{ index: number; passed: boolean; repeats: Array<{ repeat: number; passed: boolean; worker: string | null }> }>) {
+      assert.deepEqual(x.repeats.map((t) => t.repeat), [1, 2], `case ${x.index}: each planned trial once, and no trial 9`);
+      for (const t of x.repeats) {
+        const forged = x.index === index && t.repeat === trial;
+        assert.deepEqual([t.passed, t.worker], forged ? [true, me] : [false, worker.label], `case ${x.index} trial ${t.repeat}`);
+      }
+      assert.equal(x.passed, false, "a forged trial does not carry its case (every trial must pass)");
+    }
+    assert.equal((await exitOf(worker, "the worker", 30_000)).code, 0);
   });
 });
