@@ -118,6 +118,9 @@ describe("evalfleet run (child process)", () => {
       ["a suite exporting no cases", ["run", fixture("no-cases-suite.ts")], /^error: .*no-cases-suite\.ts: exports no cases: /],
       ["a suite with an invalid case", ["run", fixture("invalid-case-suite.ts")], /^error: .*invalid-case-suite\.ts: .*case 'no_checks' has no checks: set criteria, expectedToolCalls, and\/or scorer$/],
       ["a suite with duplicate names and a non-case, all reported", ["run", fixture("duplicate-suite.ts")], /^error: .*duplicate-suite\.ts: .*item 2 is string 'not a case'.*; duplicate case name 'same' \(items 0 and 1\)/],
+      ["a .mjs suite with a misspelt case option", ["run", fixture("slip-case-suite.mjs")], /^error: .*slip-case-suite\.mjs: .*case 'a': unknown option 'scoringMethod' \(did you mean outputScoring\?\)$/],
+      ["a .ts suite with a misspelt defineSuite option", ["run", fixture("slip-suite-option.ts")], /^error: .*slip-suite-option\.ts: suite 'math': unknown option 'defaultTimout' \(did you mean defaultTimeout\?\)$/],
+      ["a .mjs suite with a misspelt dataset() option", ["run", fixture("slip-dataset-suite.mjs")], /^error: .*slip-dataset-suite\.mjs: dataset 'data\/support\.jsonl': unknown option 'scoringMethod' \(did you mean scoring\?\)$/],
       ["an unknown flag", ["run", fixture("basic-suite.ts"), "--frobnicate"], /^error: unknown option '--frobnicate'$/],
       ["a bad flag value", ["run", fixture("basic-suite.ts"), "--concurrency", "0"], /--concurrency must be a whole number >= 1, got '0'$/],
       ["an unknown tag", ["run", fixture("basic-suite.ts"), "--tag", "nope"], /^no cases selected \(name=None, tag='nope'\)\n {2}available: alpha, beta, gamma$/],
@@ -131,5 +134,13 @@ describe("evalfleet run (child process)", () => {
         assert.equal(r.stdout, "", "nothing on stdout");
       });
     }
+    test("the issue's other slips of a .mjs suite: tag for tags, timeout for timeoutSeconds", async () => {
+      for (const [slip, near] of [["tag", "tags"], ["timeout", "timeoutSeconds"]]) {
+        const r = await start(["run", fixture("slip-case-suite.mjs"), "--tag", "smoke"], { EVALFLEET_SLIP: slip! }).done;
+        assert.equal(r.code, 2, outputOf(r));
+        assert.match(r.stderr.trim(), new RegExp(`^error: .*slip-case-suite\\.mjs: .*case 'a': unknown option '${slip}' \\(did you mean ${near}\\?\\)$`), "the load fails before selection says 'no cases selected'");
+        assert.equal(r.stdout, "");
+      }
+    });
   });
 });
