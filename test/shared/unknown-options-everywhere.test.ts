@@ -6,7 +6,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
-import { Case, ConfigError, ErrorCode, aiSdkJudge, cli, openAIAgent, openAIJudge, openAITeam, runCases, runSuiteLocal, defineSuite, type Agent } from "../../index.ts";
+import { join } from "node:path";
+import { ROOT } from "../support/paths.ts";
+import { Case, ConfigError, ErrorCode, aiSdkJudge, cli, openAIAgent, openAIJudge, openAITeam, runCases, runSuiteLocal, loadSuite, type Agent } from "../../index.ts";
 
 const agent: Agent = { id: "a", async run() { return { content: "4" }; } };
 const cases = (ran: string[]): Case[] => [new Case({ name: "one", input: "2+2", agent: { async run() { ran.push("one"); return { content: "4" }; } }, expectedOutput: "4" })];
@@ -27,7 +29,7 @@ describe("unknown options of the run functions, cli() and the model clients", ()
     const ran: string[] = [];
     await refused(() => runCases(cases(ran), { concurency: 2 } as never), "runCases: unknown option 'concurency' (did you mean concurrency?)", "concurency");
     await refused(() => runCases(cases(ran), { passTreshold: 0.5 } as never), "runCases: unknown option 'passTreshold' (did you mean passThreshold?)", "passTreshold");
-    const suite = defineSuite({ name: "s", cases: cases(ran) });
+    const suite = await loadSuite(join(ROOT, "test", "fixtures", "basic-suite.ts"));
     await refused(() => runSuiteLocal(suite, { thread: 2 } as never), "runSuiteLocal: unknown option 'thread' (did you mean threads?)", "thread");
     assert.deepEqual(ran, [], "nothing ran");
   });
