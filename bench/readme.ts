@@ -49,6 +49,59 @@ const fixed = (n: number, digits: number): string => n.toFixed(digits);
 const mib = (bytes: number): string => `${int(bytes / 2 ** 20)} MiB`;
 const perSecond = (key: string) => (r: Figures) => `${int(r[key]!)} cases/s`;
 
+/**
+ * The viewer's rows for one backend (`prefix` is `serve_` for SQLite, `serve_pg_` for PostgreSQL):
+ * the issue's targets on the 2-core machine, over a store of one big run and earlier ones.
+ */
+function serveRows(prefix: string, backend: string): Row[] {
+  const k = (key: string): string => `${prefix}${key}`;
+  const store = (r: Figures): string => `${int(r[k("cases")]!)} cases and ${int(r[k("earlier_runs")]!)} earlier runs of ${int(r[k("earlier_cases")]!)}`;
+  const rows: Row[] = [
+    {
+      keys: [k("cases_page_p95_ms"), k("cases_page_median_ms"), k("cases"), k("earlier_runs"), k("earlier_cases")],
+      label: (r) => `${backend}, ${store(r)}: the failed cases a page of 50 (first page and next ones by cursor, each with its total), p95 (median)`,
+      value: (r) => `${fixed(r[k("cases_page_p95_ms")]!, 1)} ms (${fixed(r[k("cases_page_median_ms")]!, 1)})`,
+      target: { op: "<=", value: 100, text: "100 ms" },
+    },
+    {
+      keys: [k("search_p95_ms"), k("search_median_ms"), k("search_matches_min"), k("search_matches_max")],
+      label: (r) => `${backend}: \`q=\` across the big run (words of outputs, inputs, reasons, a name; ${int(r[k("search_matches_min")]!)} to ${int(r[k("search_matches_max")]!)} matches), p95 (median)`,
+      value: (r) => `${fixed(r[k("search_p95_ms")]!, 1)} ms (${fixed(r[k("search_median_ms")]!, 1)})`,
+      target: { op: "<=", value: 300, text: "300 ms" },
+    },
+    {
+      keys: [k("runs_list_p95_ms"), k("runs_list_median_ms")],
+      label: () => `${backend}: \`/api/runs\`, every run with its counts, p95 (median)`,
+      value: (r) => `${fixed(r[k("runs_list_p95_ms")]!, 1)} ms (${fixed(r[k("runs_list_median_ms")]!, 1)})`,
+      target: { op: "<=", value: 50, text: "50 ms" },
+    },
+    {
+      keys: [k("first_paint_ms"), k("first_paint_max_ms")],
+      label: () => `${backend}: the big run's page in headless Chromium, navigation to the first row of the case table, median of 5 (slowest)`,
+      value: (r) => `${fixed(r[k("first_paint_ms")]!, 0)} ms (${fixed(r[k("first_paint_max_ms")]!, 0)})`,
+      target: { op: "<=", value: 1000, text: "1,000 ms" },
+    },
+    {
+      keys: [k("live_lag_ms"), k("live_lag_max_ms")],
+      label: () => `${backend}: a result written to the store until the open page of its running run shows it, median of 5 (slowest)`,
+      value: (r) => `${fixed(r[k("live_lag_ms")]!, 0)} ms (${fixed(r[k("live_lag_max_ms")]!, 0)})`,
+      target: { op: "<=", value: 2000, text: "2,000 ms" },
+    },
+    {
+      keys: [k("rss_bytes")],
+      label: () => `${backend}: the server's RSS after all of the above`,
+      value: (r) => `${fixed(r[k("rss_bytes")]! / 1e6, 0)} MB`,
+      target: { op: "<=", value: 200e6, text: "200 MB" },
+    },
+    {
+      keys: [k("build_s")],
+      label: () => `${backend}: building the store (the store's own write path, batches of 2,000 rows)${prefix === "serve_" ? "" : ", secondary indexes made after the load"}`,
+      value: (r) => `${fixed(r[k("build_s")]!, 1)} s${r[k("store_bytes")] !== undefined ? ` (${fixed(r[k("store_bytes")]! / 1e9, 2)} GB)` : ""}`,
+    },
+  ];
+  return rows;
+}
+
 const SECTIONS: Section[] = [
   {
     title: "Throughput (trivial cases)",
@@ -247,6 +300,10 @@ const SECTIONS: Section[] = [
     ],
   },
   {
+    title: "The live viewer, `evalfleet serve` (bench/serve.ts)",
+    rows: [...serveRows("serve_", "SQLite"), ...serveRows("serve_pg_", "PostgreSQL")],
+  },
+  {
     title: "The HTML report of 50,000 cases",
     rows: [
       { keys: ["html_interactive_50k_s"], label: () => "time until interactive in headless Chromium (first page of the table, every control)", value: (r) => `${fixed(r.html_interactive_50k_s!, 2)} s` },
@@ -330,7 +387,8 @@ const SECTIONS: Section[] = [
 
 /** Keys that are not figures of a row: the header's, and one figure that repeats another. */
 // `distributed_cases_per_s` is the better of the two worker counts, both of which have a row.
-const CONSUMED_ELSEWHERE = new Set(["machine", "measured_at", "quick", "cases", "distributed_cases_per_s", "provider_seconds", "provider_unshared_seconds", "provider_measured_at", "provider_quick", "verdict_simulation_s", "provider_short_window_seconds"]);
+// `serve_store_bytes` is shown in the row of the store's build (SQLite's only: a file).
+const CONSUMED_ELSEWHERE = new Set(["serve_store_bytes", "machine", "measured_at", "quick", "cases", "distributed_cases_per_s", "provider_seconds", "provider_unshared_seconds", "provider_measured_at", "provider_quick", "verdict_simulation_s", "provider_short_window_seconds"]);
 const SCALING_KEYS = [
   "scaling_cases_per_s_needed",
   "scaling_in_flight_needed",

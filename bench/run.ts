@@ -1,4 +1,5 @@
-// `npm run bench` (full, several minutes) or `npm run bench -- --quick` (under two minutes).
+// `npm run bench` (full, several minutes) or `npm run bench -- --quick` (under two minutes);
+// `npm run bench -- --only serve [--quick]` runs one scenario and merges its keys into results.json.
 // Measures evalfleet side by side on this machine, prints one table, writes bench/results.json
 // and renders bench/README.md from it (bench/render-readme.ts).
 // Every scenario runs in a fresh process (bench/scenario.ts); workers and nats-server are real
@@ -170,6 +171,53 @@ async function cancelLatency(server: TestNatsServer): Promise<number> {
   }
 }
 
+/**
+ * `evalfleet serve` over a store of 100,000 cases and 30 earlier runs of 2,000 (bench/serve.ts; in
+ * the quick run 10,000 and 5 of 500): on SQLite, and on PostgreSQL too when the tests' server
+ * answers (test/support/postgres.ts). Keys `serve_*` (SQLite) and `serve_pg_*`.
+ */
+async function serveFigures(): Promise<Record<string, number>> {
+  const { postgresUnavailable } = await import("../test/support/postgres.ts");
+  const pgSkip = await postgresUnavailable();
+  const out: Record<string, number> = {};
+  for (const backend of pgSkip ? ["sqlite"] : ["sqlite", "postgres"]) {
+    const figures = await jsonScenario<Record<string, unknown>>("serve.ts", [...(quick ? ["--quick"] : []), "--backend", backend]);
+    const prefix = backend === "sqlite" ? "serve_" : "serve_pg_";
+    for (const [key, value] of Object.entries(figures)) if (typeof value === "number") out[`${prefix}${key}`] = value;
+    const f = (key: string): string => (typeof figures[key] === "number" ? (figures[key] as number).toFixed(0) : "?");
+    log(
+      `  serve on ${backend}, ${figures.cases} cases: page of failures p95 ${f("cases_page_p95_ms")} ms, search p95 ${f("search_p95_ms")} ms, runs list p95 ${f("runs_list_p95_ms")} ms, ` +
+        `first paint ${f("first_paint_ms")} ms, live lag ${f("live_lag_ms")} ms, RSS ${(Number(figures.rss_bytes) / 2 ** 20).toFixed(0)} MiB (store built in ${Number(figures.build_s).toFixed(0)} s)`,
+    );
+  }
+  if (pgSkip) log(`  serve on PostgreSQL: not measured (${pgSkip})`);
+  return out;
+}
+
+/**
+ * `--only NAME`: one scenario alone, its keys merged into the bench/results.json already there
+ * (the other figures are kept as they were), then bench/README.md rendered again.
+ */
+const ONLY_SCENARIOS: Record<string, () => Promise<Record<string, number>>> = { serve: serveFigures };
+const onlyAt = process.argv.indexOf("--only");
+if (onlyAt > 0) {
+  const name = process.argv[onlyAt + 1] ?? "";
+  const scenarioOf = ONLY_SCENARIOS[name];
+  if (!scenarioOf) {
+    log(`--only: one of ${Object.keys(ONLY_SCENARIOS).join(", ")}, not ${JSON.stringify(name)}`);
+    process.exit(2);
+  }
+  log(`evalfleet benchmark, ${name} only (${quick ? "quick" : "full"}): ${availableParallelism()} cores, node ${process.version}`);
+  const figures = await scenarioOf();
+  const path = join(root, "bench", "results.json");
+  const previous = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  writeFileSync(path, `${JSON.stringify({ ...previous, ...figures }, null, 2)}\n`);
+  console.log(`${Object.entries(figures).map(([k, v]) => `${k.padEnd(34)} ${Number.isInteger(v) ? v : v.toFixed(2)}`).join("\n")}\n\nwrote bench/results.json (${name}'s keys; the others as they were)`);
+  writeBenchReadme();
+  console.log("wrote bench/README.md (from bench/results.json and bench/README.template.md)");
+  process.exit(0);
+}
+
 // ------------------------------------------------------------------------------------------------
 const natsBin = findNatsServerBinary();
 const natsVersion = natsBin ? spawnSync(natsBin, ["--version"], { encoding: "utf8" }).stdout.trim() : "none";
@@ -250,6 +298,9 @@ log(
 const makespan = await jsonScenario<Record<string, number>>("makespan-simulation.ts", []);
 log(`  makespan over its lower bound: ${makespan.makespan_ratio!.toFixed(3)} longest first from history, ${makespan.makespan_ratio_declared!.toFixed(3)} in declaration order`);
 
+// The live viewer over a 100,000-case store (bench/serve.ts): its API, a page in Chromium, live lag, RSS.
+const serve = await serveFigures();
+
 function datasetScenario(rows: number): Promise<DatasetOut> {
   return jsonScenario<DatasetOut>("dataset-scenario.ts", ["--rows", String(rows)]);
 }
@@ -315,6 +366,7 @@ try {
     ...shortWindow,
     ...verdicts,
     ...makespan,
+    ...serve,
     cases: N,
     memory_cases: MEM_N,
     dataset_rows: ds.rows,
@@ -401,6 +453,17 @@ Object.assign(results, {
   scaling_coordinator_limit_cases_per_s_per_core: model.coordinatorLimitPerCore,
   scaling_broker_limit_cases_per_s_per_core: model.brokerLimitPerCore,
 });
+if (r.serve_cases_page_p95_ms !== undefined) {
+  const ms = (key: string): string => (r[key] === undefined ? "?" : `${r[key]!.toFixed(0)} ms`);
+  rows.push(
+    [`serve: failed cases, a page of 50, of ${r.serve_cases} (p95)`, ms("serve_cases_page_p95_ms"), `target <= 100; PostgreSQL ${ms("serve_pg_cases_page_p95_ms")}`],
+    [`serve: search across ${r.serve_cases} cases (p95)`, ms("serve_search_p95_ms"), `target <= 300; PostgreSQL ${ms("serve_pg_search_p95_ms")}`],
+    ["serve: runs list (p95)", ms("serve_runs_list_p95_ms"), `target <= 50; PostgreSQL ${ms("serve_pg_runs_list_p95_ms")}`],
+    ["serve: run page in Chromium until the case table shows", ms("serve_first_paint_ms"), `target <= 1000; PostgreSQL ${ms("serve_pg_first_paint_ms")}`],
+    ["serve: a result written until the open page shows it", ms("serve_live_lag_ms"), `target <= 2000; PostgreSQL ${ms("serve_pg_live_lag_ms")}`],
+    ["serve: server RSS after those requests", `${(r.serve_rss_bytes! / 2 ** 20).toFixed(0)} MiB`, `target <= 200 MB; PostgreSQL ${r.serve_pg_rss_bytes === undefined ? "?" : `${(r.serve_pg_rss_bytes / 2 ** 20).toFixed(0)} MiB`}`],
+  );
+}
 const width = Math.max(...rows.map((x) => x[0].length));
 console.log(`\n${N} trivial cases (${RUNS} run${RUNS > 1 ? "s, median" : ""}), concurrency 64; ${(results.machine as { cores: number }).cores} cores, node ${process.version}, ${natsVersion}`);
 for (const [a, b, c] of rows) console.log(`${a.padEnd(width)}  ${b.padStart(16)}  ${c}`);

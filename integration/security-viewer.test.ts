@@ -13,33 +13,14 @@
 // - The token is in neither the server's output nor the database file (only its hash is stored).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { request as httpRequest } from "node:http";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { evalfleet, exitOf, killLeftovers, outputOf, waitFor, within, type Proc } from "./harness/processes.ts";
 import { ResultsStore } from "../coordinator/history/store/store.ts";
 import { caseRow } from "../coordinator/history/store/case-row.ts";
-import type { RunStart } from "../coordinator/history/store/run-record.ts";
+import { rawGet, viewerFetch, viewerRunStart as runStart } from "../test/support/viewer-fixtures.ts";
 import { CaseResult } from "../shared/result/result.ts";
-
-function runStart(id: string, suiteName: string, startedAt: string, cases: number): RunStart {
-  return {
-    id,
-    kind: "suite",
-    suiteName,
-    suiteFingerprint: null,
-    suitePath: null,
-    selection: { cases: Array.from({ length: cases }, (_, i) => `case-${i}`) },
-    config: { mode: "inline" },
-    judgeModel: null,
-    timeoutSeconds: 30,
-    startedAt,
-    gitCommit: null,
-    gitBranch: "main",
-    host: null,
-  };
-}
 
 const result = (name: string, index: number, output: string, passed = true): CaseResult =>
   new CaseResult({ name, index, output, expectations: { expectedOutput: { method: "exact", passed, reason: passed ? "equal" : "differs" } } });
@@ -56,21 +37,6 @@ async function seed(store: ResultsStore): Promise<void> {
   const now = new Date().toISOString();
   await store.beginRun(runStart("alpha-2", "alpha", now, 5));
   await store.writeCases([caseRow("alpha-2", result("shared", 0, "alpha again"), now)]);
-}
-
-/** A request with a raw path (node:http sends it as written: fetch would normalise a backslash). */
-function rawGet(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path, headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
 }
 
 describe("security: what a viewer token can and cannot do", () => {
@@ -90,17 +56,8 @@ describe("security: what a viewer token can and cannot do", () => {
     assert.ok(id, `token create names the token's id: ${r.stdout}`);
     return { id, token: lines.at(-1)! };
   };
-  const get = async (path: string, token: string, init: RequestInit = {}) => {
-    const res = await fetch(`${base}${path}`, { redirect: "manual", ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } });
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      // A page, not JSON.
-    }
-    return { status: res.status, json, text, headers: res.headers };
-  };
+  const get = (path: string, token: string, init: RequestInit = {}) =>
+    viewerFetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } });
 
   before(async () => {
     const store = await ResultsStore.open(db);

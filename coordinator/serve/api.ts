@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { compareRuns } from "../history/compare.ts";
 import { flakiness } from "../history/flaky.ts";
 import { diffLines } from "../history/text-diff.ts";
-import { CASE_STATUS_SQL } from "../history/store/schema.ts";
+import { CAUSE_FILTER_SQL, CAUSE_REASON_SQL } from "../history/store/schema.ts";
 import { listTokens } from "../history/store/access-tokens.ts";
 import type { ResultsStore } from "../history/store/store.ts";
 import {
@@ -72,9 +72,10 @@ export function addApiRoutes(app: Hono<ViewerEnv>, store: ResultsStore): void {
     const run = await visibleRun(store, id, c.get("access").scope);
     if (!run) return jsonError(c, 404, notFound(`run ${JSON.stringify(id)}`));
     // Failures grouped by kind and the first words of their reason, largest group first.
+    // From the causes index alone (schema.ts): the expressions are the index's, word for word.
     const rows = await store.sql.query(
-      `SELECT error_kind, substr(COALESCE(error, score_reason, judge_reason, ''), 1, 80) AS reason, COUNT(*) AS n, MIN(case_index) AS first_index
-       FROM case_results WHERE run_id = ? AND ${CASE_STATUS_SQL} IN ('failed', 'error') GROUP BY error_kind, substr(COALESCE(error, score_reason, judge_reason, ''), 1, 80) ORDER BY COUNT(*) DESC, MIN(case_index) LIMIT 20`,
+      `SELECT error_kind, ${CAUSE_REASON_SQL} AS reason, COUNT(*) AS n, MIN(case_index) AS first_index
+       FROM case_results WHERE run_id = ? AND ${CAUSE_FILTER_SQL} GROUP BY error_kind, ${CAUSE_REASON_SQL} ORDER BY COUNT(*) DESC, MIN(case_index) LIMIT 20`,
       [id],
     );
     return c.json({ causes: rows.map((g) => ({ error_kind: g.error_kind ?? null, reason: String(g.reason), count: Number(g.n), first_index: Number(g.first_index) })) });
@@ -111,6 +112,8 @@ export function addApiRoutes(app: Hono<ViewerEnv>, store: ResultsStore): void {
       score: { value: record.scoreValue, passed: record.scorePassed, reason: record.scoreReason, detail: record.scoreDetail },
       reliability: record.reliability,
       metadata: record.metadata ?? null,
+      // The input as text (null in runs recorded before schema version 9); the transcript has it as sent.
+      input: record.input ?? null,
       transcript: await caseTranscript(store, id, index),
       history: history.slice(0, CASE_HISTORY_RUNS).map(({ output: _o, ...h }) => h),
       baseline: baseline ? { run_id: baseline.run_id, case_index: baseline.case_index, status: baseline.status, diff } : null,

@@ -1,16 +1,19 @@
 // The viewer's JSON API (`evalfleet serve`) over real stores: a SQLite file, and a private
 // PostgreSQL database (127.0.0.1:5432; skipped, saying why, when there is none). A real HTTP
 // server on a free port, real requests. Filters, paging without duplicates or gaps, search,
-// 400/404 errors, tokens and scopes, the event stream of a running run.
+// 400/404 errors, tokens and scopes, the event stream of a running run; search over inputs (their
+// text recorded from the case) and a store of schema version 8 migrated to 9.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { request as httpRequest } from "node:http";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ResultsStore } from "../../coordinator/history/store/store.ts";
-import { caseRow } from "../../coordinator/history/store/case-row.ts";
-import type { RunStart } from "../../coordinator/history/store/run-record.ts";
+import { caseRow, inputText } from "../../coordinator/history/store/case-row.ts";
+import { migrateDriver, openDriver } from "../../coordinator/history/store/open-driver.ts";
+import { parseStoreUrl } from "../../coordinator/history/store/url.ts";
+import { Case, runCases } from "../../index.ts";
+import { rawGet, viewerFetch, viewerRunStart as runStart } from "../support/viewer-fixtures.ts";
 import { createToken, revokeToken } from "../../coordinator/history/store/access-tokens.ts";
 import { startViewer, type RunningViewer } from "../../coordinator/serve/server.ts";
 import { CONTENT_SECURITY_POLICY } from "../../coordinator/serve/app.ts";
@@ -42,31 +45,20 @@ function seededCase(i: number, prefix = "case"): CaseResult {
   });
 }
 
+/** Case i's input: a conversation whose words are in no output, name or reason ("reykjavik" in every 13th). */
+const seededInput = (i: number) => [
+  { role: "system", content: "You are a support agent." },
+  { role: "user", content: i % 13 === 0 ? `Where is my parcel to Reykjavik, order ${i}?` : `Where is my parcel, order ${i}?` },
+];
+
 const expectedStatus = (i: number): string => (i % 30 === 7 ? "skipped" : i % 25 === 3 ? "error" : i % 10 === 0 ? "failed" : "passed");
 
-function runStart(id: string, suiteName: string, startedAt: string, cases: number): RunStart {
-  return {
-    id,
-    kind: "suite",
-    suiteName,
-    suiteFingerprint: null,
-    suitePath: null,
-    selection: { cases: Array.from({ length: cases }, (_, i) => `case-${i}`) },
-    config: { mode: "inline" },
-    judgeModel: null,
-    timeoutSeconds: 30,
-    startedAt,
-    gitCommit: null,
-    gitBranch: "main",
-    host: null,
-  };
-}
 
 const N = 120;
 
 async function seed(store: ResultsStore): Promise<void> {
   await store.beginRun(runStart("run-a", "alpha", "2026-01-01T10:00:00.000Z", N));
-  await store.writeCases(Array.from({ length: N }, (_, i) => caseRow("run-a", seededCase(i), "2026-01-01T10:00:01.000Z")));
+  await store.writeCases(Array.from({ length: N }, (_, i) => caseRow("run-a", seededCase(i), "2026-01-01T10:00:01.000Z", null, undefined, inputText(seededInput(i)))));
   const statuses = Array.from({ length: N }, (_, i) => expectedStatus(i));
   const count = (s: string) => statuses.filter((x) => x === s).length;
   await store.finishRun("run-a", { finishedAt: "2026-01-01T10:05:00.000Z", status: "failed", total: N, passed: count("passed"), failed: count("failed") + count("error"), skipped: count("skipped"), durationSeconds: 300, summary: { total: N } });
@@ -78,19 +70,6 @@ async function seed(store: ResultsStore): Promise<void> {
   await store.writeCases(Array.from({ length: 10 }, (_, i) => caseRow("run-b", seededCase(i), "2026-01-03T10:00:01.000Z")));
 }
 
-/** A GET with a chosen Host header and no cookies of its own (node:http: fetch does not let a caller set Host). */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 for (const backend of ["sqlite", "postgres"] as const) {
   describe(`viewer API on ${backend}`, { skip: backend === "postgres" ? pgSkip ?? false : false }, () => {
@@ -98,17 +77,7 @@ for (const backend of ["sqlite", "postgres"] as const) {
     let viewer: RunningViewer;
     let secured: RunningViewer;
     let drop: () => Promise<void> = async () => undefined;
-    const get = async (path: string, init: RequestInit = {}, base = viewer.url) => {
-      const res = await fetch(`${base}${path}`, { redirect: "manual", ...init });
-      const text = await res.text();
-      let json: any = null;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        // A page, not JSON.
-      }
-      return { status: res.status, json, text, headers: res.headers };
-    };
+    const get = (path: string, init: RequestInit = {}, base = viewer.url) => viewerFetch(`${base}${path}`, init);
 
     before(async () => {
       let url: string;
@@ -272,8 +241,8 @@ for (const backend of ["sqlite", "postgres"] as const) {
 
     test("without --auth only a loopback Host header is answered (no DNS rebinding)", async () => {
       const port = new URL(viewer.url).port;
-      assert.equal((await rawGet(`${viewer.url}/api/runs`, { host: `localhost:${port}` })).status, 200);
-      const evil = await rawGet(`${viewer.url}/api/runs`, { host: `evil.example:${port}` });
+      assert.equal((await rawGet(viewer.url, "/api/runs", { host: `localhost:${port}` })).status, 200);
+      const evil = await rawGet(viewer.url, "/api/runs", { host: `evil.example:${port}` });
       assert.equal(evil.status, 403);
       assert.match(JSON.parse(evil.body).error, /loopback/);
     });
@@ -342,6 +311,68 @@ for (const backend of ["sqlite", "postgres"] as const) {
         await until(/event: end/, 10_000);
       } finally {
         controller.abort();
+      }
+    });
+
+    test("search covers inputs: a word only an input has, with a word of the output, and inputs recorded by a real run", async () => {
+      const inInput = Array.from({ length: N }, (_, i) => i).filter((i) => i % 13 === 0);
+      const reykjavik = await get("/api/runs/run-a/cases?q=reykjavik&limit=500");
+      assert.equal(reykjavik.status, 200, reykjavik.text);
+      assert.deepEqual(reykjavik.json.cases.map((c: any) => c.index), inInput);
+      // Every word must appear, in any of the fields: the input's and the output's together.
+      assert.deepEqual((await get("/api/runs/run-a/cases?q=Reykjavik%20needle")).json.cases.map((c: any) => c.index), inInput.filter((i) => i % 17 === 0));
+      // A role name of the conversation is text of the input too; the number of the order only that case's.
+      assert.deepEqual((await get("/api/runs/run-a/cases?q=parcel%20order%2077")).json.cases.map((c: any) => c.index), [77]);
+      // A run recorded through runCases keeps each case's input (the recorder reads it from the case).
+      const echo = { id: "echo", run: async () => ({ content: "done" }) };
+      const suite = await runCases(
+        [
+          new Case({ name: "asks_zanzibar", agent: echo, input: "Book a flight to Zanzibar", expectedOutput: "done", outputScoring: "contains" }),
+          new Case({ name: "asks_lima", agent: echo, input: [{ role: "user", content: "Book a flight to Lima" }], expectedOutput: "done", outputScoring: "contains" }),
+        ],
+        { db: store, suiteName: "inputs" },
+      );
+      const found = await get(`/api/runs/${suite.runId}/cases?q=zanzibar`);
+      assert.deepEqual(found.json.cases.map((c: any) => c.name), ["asks_zanzibar"]);
+      assert.deepEqual((await get(`/api/runs/${suite.runId}/cases?q=lima`)).json.cases.map((c: any) => c.name), ["asks_lima"]);
+      const one = await get(`/api/runs/${suite.runId}/cases/1`);
+      assert.equal(one.json.input, "user: Book a flight to Lima");
+    });
+
+    test("a store of schema version 8 is migrated: its rows are searchable as before, new rows by their input too", async () => {
+      let url: string;
+      let dropOld: () => Promise<void> = async () => undefined;
+      if (backend === "sqlite") url = `sqlite:${join(mkdtempSync(join(tmpdir(), "evalfleet-serve-v8-")), "results.db")}`;
+      else {
+        const db = await createTestDatabase();
+        url = db.url;
+        dropOld = db.drop;
+      }
+      try {
+        const driver = await openDriver(parseStoreUrl(url), { timeoutMs: 10_000 });
+        await migrateDriver(driver, 8);
+        const bool = (b: boolean) => (backend === "sqlite" ? Number(b) : b);
+        await driver.query("INSERT INTO eval_runs (id, kind, suite_name, selection, config, started_at, status) VALUES ('old', 'suite', 'legacy', '{}', '{}', '2026-01-01T00:00:00.000Z', 'running')");
+        await driver.query(
+          `INSERT INTO case_results (run_id, case_index, name, tags, session_id, duration_seconds, output, tools_called, timed_out, skipped, passed, attempts, report, recorded_at)
+           VALUES ('old', 0, 'old_case', '[]', 's', 1, 'an old answer about kayaks', '[]', ?, ?, ?, 1, '{}', '2026-01-01T00:00:01.000Z')`,
+          [bool(false), bool(false), bool(true)],
+        );
+        await driver.close();
+        const migrated = await ResultsStore.open(url);
+        const v = await startViewer({ store: migrated, host: "127.0.0.1", port: 0, auth: false });
+        try {
+          assert.deepEqual(migrated.schema, { from: 8, to: 9 });
+          await migrated.writeCases([caseRow("old", new CaseResult({ name: "new_case", index: 1, output: "a new answer" }), "2026-01-01T00:00:02.000Z", null, undefined, "a question about kayaks")]);
+          const res = await get("/api/runs/old/cases?q=kayaks", {}, v.url);
+          assert.equal(res.status, 200, res.text);
+          assert.deepEqual(res.json.cases.map((c: any) => c.name), ["old_case", "new_case"]);
+        } finally {
+          await v.close();
+          await migrated.close();
+        }
+      } finally {
+        await dropOld();
       }
     });
   });

@@ -4,11 +4,10 @@ import { dirname } from "node:path";
 import type { Case } from "../../../shared/case/case.ts";
 import type { JudgeModel } from "../../../shared/case/judge-model.ts";
 import { SuiteResult } from "../../../shared/result/result.ts";
-import { DEFAULT_HISTORY_RUNS, DEFAULT_JUDGE_MODEL, DEFAULT_STORE_TIMEOUT_SECONDS } from "../../../shared/defaults.ts";
 import { ErrorCode } from "../../../shared/errors.ts";
 import { StoreError } from "../store/driver.ts";
 import type { SuiteHooks } from "../../../shared/hooks.ts";
-import { processEnvironment, type Environment } from "../../../shared/environment.ts";
+import { judgeModelFromEnvironment, processEnvironment, type Environment } from "../../../shared/environment.ts";
 import type { SelectedCase, Selector } from "../../run/select.ts";
 import { gitInfo } from "./git.ts";
 import { checksFingerprint } from "./checks-fingerprint.ts";
@@ -72,8 +71,8 @@ export function runComponent(selected: readonly SelectedCase[]): { agentId: stri
 /** Options of {@link Recording.start}. */
 export interface RecordingOptions {
   db: DbOption;
-  /** Bound on connecting, each write and the final flush, in seconds. Default 10. */
-  timeoutSeconds?: number;
+  /** Bound on connecting, each write and the final flush, in seconds (the caller's config compiled it: `--db-timeout`, `dbTimeout`). */
+  timeoutSeconds: number;
   onWarning: (message: string) => void;
   /** Reopen a run already recorded (a resumed distributed run). */
   resume?: boolean;
@@ -93,7 +92,7 @@ export interface RecordingOptions {
 export interface Baseline {
   run: RunRecord;
   cases: CaseRecord[];
-  /** Finished runs of the suite on the baseline's branch before it (newest first, at most DEFAULT_HISTORY_RUNS), with their cases. */
+  /** Finished runs of the suite on the baseline's branch before it (newest first, at most POOLED_HISTORY_RUNS), with their cases. */
   history: Array<{ run: RunRecord; cases: CaseRecord[] }>;
 }
 
@@ -123,7 +122,7 @@ export class Recording {
    * a store opened here is closed again.
    */
   static async start(runId: string, description: RunDescription, options: RecordingOptions): Promise<Recording> {
-    const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_STORE_TIMEOUT_SECONDS;
+    const { timeoutSeconds } = options;
     const owns = typeof options.db === "string";
     const store =
       typeof options.db === "string"
@@ -166,7 +165,10 @@ export class Recording {
       // Each result is recorded with the fingerprint of the checks that graded it (a regrade's: its new checks).
       const checks = new Map(description.selected.map((s) => [s.index, checksFingerprint(s.case, run.judgeModel)]));
       const checksOf = (i: number): string | null => checks.get(i) ?? null;
-      const recorder = await RunRecorder.begin(store, run, { onWarning: options.onWarning, flushTimeoutSeconds: timeoutSeconds, resume: options.resume, checksOf, ...(options.confidence === undefined ? {} : { confidence: options.confidence }) });
+      // Its input too, as text for search: read from the case when its row is written (a dataset case keeps only its place in the file).
+      const byIndex = new Map(description.selected.map((s) => [s.index, s.case]));
+      const inputOf = (i: number) => byIndex.get(i)?.input ?? null;
+      const recorder = await RunRecorder.begin(store, run, { onWarning: options.onWarning, flushTimeoutSeconds: timeoutSeconds, resume: options.resume, checksOf, inputOf, ...(options.confidence === undefined ? {} : { confidence: options.confidence }) });
       return new Recording(store, recorder, run, baseline, owns, checksOf);
     } catch (err) {
       if (owns) await store.close();
@@ -228,14 +230,21 @@ export async function findBaseline(store: ResultsStore, run: RunStart, baselineR
 }
 
 /**
+ * The runs of history the per-case tests of `compare` and `--fail-on-regression` pool with the
+ * baseline's trials, at most: part of the gate's method, not a setting (no flag changes it; it is
+ * the window `flaky --last` looks at by default too).
+ */
+const POOLED_HISTORY_RUNS = 20;
+
+/**
  * The finished runs of `run`'s suite on its branch that started before it, newest first, at most
- * DEFAULT_HISTORY_RUNS, with their cases (leaving out the runs `exclude` names): the history the
+ * {@link POOLED_HISTORY_RUNS}, with their cases (leaving out the runs `exclude` names): the history the
  * per-case tests of `compare` and `--fail-on-regression` pool with the baseline's trials.
  */
 export async function historyBefore(store: ResultsStore, run: RunRecord, exclude: readonly string[] = []): Promise<Array<{ run: RunRecord; cases: CaseRecord[] }>> {
-  const before = (await store.listRuns({ suiteName: run.suiteName, branch: run.gitBranch, kind: "suite", finishedOnly: true, startedBefore: run.startedAt, limit: DEFAULT_HISTORY_RUNS + 1 + exclude.length }))
+  const before = (await store.listRuns({ suiteName: run.suiteName, branch: run.gitBranch, kind: "suite", finishedOnly: true, startedBefore: run.startedAt, limit: POOLED_HISTORY_RUNS + 1 + exclude.length }))
     .filter((r) => r.id !== run.id && !exclude.includes(r.id))
-    .slice(0, DEFAULT_HISTORY_RUNS);
+    .slice(0, POOLED_HISTORY_RUNS);
   const records = await store.caseRecordsOf(before.map((r) => r.id));
   return before.map((r) => ({ run: r, cases: records.get(r.id) ?? [] }));
 }
@@ -252,14 +261,15 @@ export function runStatus(suite: SuiteResult, incomplete: boolean): RunRecordSta
 /** The judge model a run uses when a case names none: the suite's, else the default judge's model when configured. */
 export function judgeModelName(model: JudgeModel | null, env: Environment): string | null {
   if (model) return model.id ?? model.constructor?.name ?? "custom";
-  return env.OPENAI_API_KEY?.trim() ? env.EVALFLEET_JUDGE_MODEL?.trim() || DEFAULT_JUDGE_MODEL : null;
+  return env.OPENAI_API_KEY?.trim() ? judgeModelFromEnvironment(env) : null;
 }
 
 /** Options of {@link runRecorded}. */
 export interface RunRecordedOptions {
   db: DbOption;
   runId?: string | null;
-  timeoutSeconds?: number;
+  /** Bound on the store, in seconds (coordinator/library-config.ts compiled the library's `dbTimeout`). */
+  timeoutSeconds: number;
   onWarning: (message: string) => void;
 }
 

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import type { CaseResult, SuiteResult } from "../../../shared/result/result.ts";
 import { errorMessage } from "../../../shared/errors.ts";
-import { DEFAULT_STORE_TIMEOUT_SECONDS, STORE_HEARTBEAT_SECONDS } from "../../../shared/defaults.ts";
-import { redactJson, redactResult } from "../../../shared/redaction/secrets.ts";
+import { STORE_HEARTBEAT_SECONDS } from "../store/run-heartbeat.ts";
+import { redactJson, redactResult, redactText } from "../../../shared/redaction/secrets.ts";
+import type { CaseInput } from "../../../shared/case/agent.ts";
 import { withTimeout } from "../store/driver.ts";
 import type { RunRecordStatus, RunStart } from "../store/run-record.ts";
-import { CASE_COLUMNS, caseRow, type CaseRow } from "../store/case-row.ts";
+import { CASE_COLUMNS, caseRow, inputText, type CaseRow } from "../store/case-row.ts";
 import type { ResultsStore } from "../store/store.ts";
 
 /**
@@ -30,14 +31,19 @@ import type { ResultsStore } from "../store/store.ts";
 export interface RecorderOptions {
   /** The fingerprint of the checks of the case at an index (recorded with its result); default: none known (null). */
   checksOf?: (index: number) => string | null;
+  /**
+   * The input of the case at an index (recorded as text with its result, for search); default:
+   * none known (null). Read once per row written: a dataset case reads its row from the file.
+   */
+  inputOf?: (index: number) => CaseInput | null;
   /** Told each warning as one line (without a `warning:` prefix). */
   onWarning: (message: string) => void;
   /** Results queued at most before new ones are dropped (and written at the end). Default 10000. */
   queueLimit?: number;
   /** Results per write. Default 200. */
   batchSize?: number;
-  /** Bound, in seconds, on writing the rest at the end (and, again, on the run's final record). Default 10. */
-  flushTimeoutSeconds?: number;
+  /** Bound, in seconds, on writing the rest at the end (and, again, on the run's final record): the recording's store bound, compiled by its caller (`--db-timeout`, `dbTimeout`). */
+  flushTimeoutSeconds: number;
   /** Reopen a run already recorded (a resumed distributed run) instead of refusing its id. */
   resume?: boolean;
   /** The confidence of a repeated case's `pass_rate_ci` in its row (`--confidence`). Default: the statistics' (0.95). */
@@ -82,8 +88,9 @@ export class RunRecorder {
       onWarning: options.onWarning,
       queueLimit: options.queueLimit ?? 10_000,
       batchSize: options.batchSize ?? 200,
-      flushTimeoutSeconds: options.flushTimeoutSeconds ?? DEFAULT_STORE_TIMEOUT_SECONDS,
+      flushTimeoutSeconds: options.flushTimeoutSeconds,
       checksOf: options.checksOf ?? (() => null),
+      inputOf: options.inputOf ?? (() => null),
     };
   }
 
@@ -104,7 +111,7 @@ export class RunRecorder {
   record(result: CaseResult): void {
     if (this.#finished) return;
     try {
-      this.#enqueue(caseRow(this.runId, redactResult(result), new Date().toISOString(), this.#o.checksOf(result.index), this.#confidence), false);
+      this.#enqueue(caseRow(this.runId, redactResult(result), new Date().toISOString(), this.#o.checksOf(result.index), this.#confidence, this.#input(result.index)), false);
     } catch (err) {
       this.#fail(1, err);
     } finally {
@@ -127,10 +134,13 @@ export class RunRecorder {
     // The final form of every result: what changed after it was queued, or never reached the database.
     for (const r of suite.results) {
       try {
+        // Compared without its input (the hash leaves it out): the input is read again only for a row written again.
         const row = caseRow(this.runId, redactResult(r), recordedAt, this.#o.checksOf(r.index), suite.statistics.confidence);
         const hash = hashRow(row);
         final.set(row.index, hash);
-        if (this.#written.get(row.index) !== hash && this.#sent.get(row.index) !== hash) this.#enqueue(row, true);
+        if (this.#written.get(row.index) !== hash && this.#sent.get(row.index) !== hash) {
+          this.#enqueue(caseRow(this.runId, redactResult(r), recordedAt, this.#o.checksOf(r.index), suite.statistics.confidence, this.#input(r.index)), true);
+        }
       } catch (err) {
         this.#fail(1, err);
       }
@@ -164,6 +174,16 @@ export class RunRecorder {
       this.#o.onWarning(`results store ${this.store.display}: could not record the end of run ${this.runId}: ${oneLine(err)}`);
     }
     return { recorded: suite.results.length - notRecorded, notRecorded, runRecorded };
+  }
+
+  /** The case's input as redacted text, or null (unknown, or it could not be read: a dataset file that changed must not fail the recording). */
+  #input(index: number): string | null {
+    try {
+      const text = inputText(this.#o.inputOf(index));
+      return text === null ? null : redactText(text);
+    } catch {
+      return null;
+    }
   }
 
   #enqueue(row: CaseRow, final: boolean): void {
@@ -229,11 +249,13 @@ export class RunRecorder {
 }
 
 function hashRow(row: CaseRow): string {
-  // recorded_at changes every time a row is built; it is not part of what a case is.
-  const values = row.values.filter((_, i) => i !== RECORDED_AT);
+  // recorded_at changes every time a row is built; it is not part of what a case is. The input is
+  // the case's, not its result's: it does not change, and finish() compares rows built without it.
+  const values = row.values.filter((_, i) => i !== RECORDED_AT && i !== INPUT);
   return createHash("sha1").update(JSON.stringify(values)).digest("base64");
 }
 const RECORDED_AT = CASE_COLUMNS.indexOf("recorded_at");
+const INPUT = CASE_COLUMNS.indexOf("input");
 
 function dedupe(rows: CaseRow[]): CaseRow[] {
   const last = new Map<number, CaseRow>();

@@ -66,6 +66,12 @@ export interface CaseRecord
    * recorded before schema version 7; optional for records built by hand).
    */
   checksFingerprint?: string | null;
+  /**
+   * The case's input as text (a conversation one `role: content` line per message, at most 20,000
+   * characters), or null when unknown (runs recorded before schema version 9; optional for
+   * records built by hand).
+   */
+  input?: string | null;
   /** ISO 8601 UTC. */
   recordedAt: string;
 }

@@ -1,3 +1,4 @@
+import type { CaseInput } from "../../../shared/case/agent.ts";
 import type { CaseResult } from "../../../shared/result/result.ts";
 import { caseResultToJSON } from "../../../shared/result/result-json.ts";
 import type { SqlValue } from "./driver.ts";
@@ -51,6 +52,7 @@ export const CASE_COLUMNS = [
   "judge_total_tokens",
   "judge_cost_usd",
   "checks_fingerprint",
+  "input",
 ] as const;
 
 /** A column of `case_results` that the store writes. */
@@ -82,6 +84,20 @@ export function transcriptRow(result: CaseResult): TranscriptRow | null {
   return { json, bytes: Buffer.byteLength(json, "utf8"), cut: t.cut !== null };
 }
 
+/** Longest input text kept per case, in characters: enough to search it, bounded so that a conversation of megabytes does not grow the row and its index. */
+export const INPUT_TEXT_MAX_CHARS = 20_000;
+
+/**
+ * A case's input as the text the store keeps and the viewer searches (`input`): a prompt as it
+ * is; a conversation one message a line, `role: content`. Cut to {@link INPUT_TEXT_MAX_CHARS}.
+ * Null when the input is not known (a row built without its case).
+ */
+export function inputText(input: CaseInput | null | undefined): string | null {
+  if (input === null || input === undefined) return null;
+  const text = typeof input === "string" ? input : input.map((m) => `${m.role}: ${m.content}`).join("\n");
+  return text.length > INPUT_TEXT_MAX_CHARS ? text.slice(0, INPUT_TEXT_MAX_CHARS) : text;
+}
+
 const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
 
 /**
@@ -89,9 +105,11 @@ const json = (v: unknown): string | null => (v === null || v === undefined ? nul
  * leaves out); `report` holds the case's JSON entry verbatim, so keys added to the report later
  * are kept too. Built by column name, so the order is written once ({@link CASE_COLUMNS}).
  * `checksFingerprint` is the fingerprint of the checks that graded it (recording/checks-fingerprint.ts);
- * default null: unknown, as in runs recorded before version 7.
+ * default null: unknown, as in runs recorded before version 7. `input` is the case's input as text
+ * ({@link inputText}, redacted by the caller: the result's redactor does not see it); default null:
+ * unknown, as in runs recorded before version 9.
  */
-export function caseRow(runId: string, result: CaseResult, recordedAt: string, checksFingerprint: string | null = null, confidence?: number): CaseRow {
+export function caseRow(runId: string, result: CaseResult, recordedAt: string, checksFingerprint: string | null = null, confidence?: number, input: string | null = null): CaseRow {
   // The entry as the run's JSON report writes it: a repeated case's interval at the run's confidence.
   const report = caseResultToJSON(result, confidence);
   const rel = result.reliability;
@@ -139,6 +157,7 @@ export function caseRow(runId: string, result: CaseResult, recordedAt: string, c
     judge_total_tokens: usage?.judge?.totalTokens ?? null,
     judge_cost_usd: usage?.judge?.costUsd ?? null,
     checks_fingerprint: checksFingerprint,
+    input,
   };
   return { index: result.index, values: CASE_COLUMNS.map((c) => row[c]), transcript: transcriptRow(result) };
 }

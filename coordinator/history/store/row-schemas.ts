@@ -149,6 +149,8 @@ export const CaseRowSchema = lazySchema(() => z
     judge_cost_usd: nnum,
     // Null in runs recorded before schema version 7.
     checks_fingerprint: ntext,
+    // Null in runs recorded before schema version 9.
+    input: ntext,
   } satisfies Record<CaseColumn, z.ZodType>)
   .transform(
     (r): CaseRecord => ({
@@ -195,6 +197,7 @@ export const CaseRowSchema = lazySchema(() => z
       metadata: r.metadata,
       errorKind: r.error_kind,
       checksFingerprint: r.checks_fingerprint,
+      input: r.input,
       judgeUsage: r.judge_input_tokens === null && r.judge_output_tokens === null && r.judge_total_tokens === null && r.judge_cost_usd === null ? null : { inputTokens: r.judge_input_tokens, outputTokens: r.judge_output_tokens, totalTokens: r.judge_total_tokens, costUsd: r.judge_cost_usd },
     }),
   ));

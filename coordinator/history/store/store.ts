@@ -8,7 +8,7 @@ import type { CaseRecord, JudgeEvaluationRecord } from "./case-record.ts";
 import { CASE_COLUMNS, type CaseRow } from "./case-row.ts";
 import { CaseRowSchema, JudgeEvaluationRowSchema, RunRowSchema, parseRows } from "./row-schemas.ts";
 import { SCHEMA_VERSION } from "./schema.ts";
-import { DEFAULT_HISTORY_RUNS, DEFAULT_STORE_TIMEOUT_SECONDS } from "../../../shared/defaults.ts";
+import { runsLimit, storeTimeoutSeconds } from "./store-config.ts";
 import { parseStoreUrl, type ParseStoreUrlOptions, type StoreTarget } from "./url.ts";
 
 /**
@@ -19,6 +19,8 @@ import { parseStoreUrl, type ParseStoreUrlOptions, type StoreTarget } from "./ur
 
 /** Where a case row holds its run id. */
 const RUN_ID_COLUMN = CASE_COLUMNS.indexOf("run_id");
+/** The columns a case record is read from: those the store writes, not the search index's (PostgreSQL's `search_vector`). */
+const CASE_SELECT = CASE_COLUMNS.join(", ");
 
 /** Rows per multi-row insert. */
 const ROWS_PER_STATEMENT = 100;
@@ -80,8 +82,7 @@ export class ResultsStore {
    */
   static async open(url: string | StoreTarget, options: OpenStoreOptions = {}): Promise<ResultsStore> {
     const target = typeof url === "string" ? parseStoreUrl(url, options) : url;
-    const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_STORE_TIMEOUT_SECONDS;
-    const driver = await openDriver(target, { timeoutMs: timeoutSeconds * 1000, onBackgroundError: options.onBackgroundError });
+    const driver = await openDriver(target, { timeoutMs: storeTimeoutSeconds(options.timeoutSeconds) * 1000, onBackgroundError: options.onBackgroundError });
     try {
       return await ResultsStore.fromDriver(driver);
     } catch (err) {
@@ -214,7 +215,7 @@ export class ResultsStore {
       params.push(filter.startedBefore);
     }
     if (filter.finishedOnly) where.push("finished_at IS NOT NULL");
-    const limit = Math.max(1, Math.floor(filter.limit ?? DEFAULT_HISTORY_RUNS));
+    const limit = runsLimit(filter.limit);
     const rows = await this.#driver.query(
       `SELECT * FROM eval_runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started_at DESC, id DESC LIMIT ${limit}`,
       params,
@@ -243,7 +244,7 @@ export class ResultsStore {
 
   /** A run's case results, in declaration order. */
   async caseRecords(runId: string): Promise<CaseRecord[]> {
-    const rows = await this.#driver.query("SELECT * FROM case_results WHERE run_id = ? ORDER BY case_index", [runId]);
+    const rows = await this.#driver.query(`SELECT ${CASE_SELECT} FROM case_results WHERE run_id = ? ORDER BY case_index`, [runId]);
     return parseRows(CaseRowSchema, rows, "case_results");
   }
 
@@ -252,7 +253,7 @@ export class ResultsStore {
     const out = new Map<string, CaseRecord[]>(runIds.map((id) => [id, []]));
     for (let i = 0; i < runIds.length; i += 200) {
       const ids = runIds.slice(i, i + 200);
-      const rows = await this.#driver.query(`SELECT * FROM case_results WHERE run_id IN (${ids.map(() => "?").join(", ")}) ORDER BY run_id, case_index`, ids);
+      const rows = await this.#driver.query(`SELECT ${CASE_SELECT} FROM case_results WHERE run_id IN (${ids.map(() => "?").join(", ")}) ORDER BY run_id, case_index`, ids);
       for (const r of parseRows(CaseRowSchema, rows, "case_results")) out.get(r.runId)!.push(r);
     }
     return out;

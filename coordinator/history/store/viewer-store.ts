@@ -2,6 +2,7 @@ import type { SqlRow, SqlValue } from "./driver.ts";
 import { CASE_STATUS_SQL, PG_SEARCH_SQL, SQLITE_SEARCH_TABLE } from "./schema.ts";
 import { CaseRowSchema, parseRows } from "./row-schemas.ts";
 import type { CaseRecord } from "./case-record.ts";
+import { CASE_COLUMNS } from "./case-row.ts";
 import type { ResultsStore, StoredTranscript } from "./store.ts";
 
 /**
@@ -73,7 +74,7 @@ export interface CasesQuery {
   tag?: string;
   /** The dataset split or set a case came from: its metadata's `set` (Exulu's records carry it). */
   set?: string;
-  /** Words every match contains (names, outputs, reasons, errors). */
+  /** Words every match contains (names, inputs, outputs, reasons, errors). */
   q?: string;
   sort: CaseSort;
   limit: number;
@@ -129,7 +130,9 @@ export async function listRunsPage(store: ResultsStore, q: RunsQuery): Promise<R
     params,
   );
   const more = rows.length > q.limit;
-  const runs = await Promise.all(rows.slice(0, q.limit).map((r) => summarise(store, r)));
+  const page = rows.slice(0, q.limit);
+  const errors = await errorCounts(store, page.map((r) => String(r.id)));
+  const runs = await Promise.all(page.map((r) => summarise(store, r, errors.get(String(r.id)) ?? 0)));
   const last = runs[runs.length - 1];
   return { runs, nextCursor: more && last ? [last.started_at, last.id] : null };
 }
@@ -139,7 +142,7 @@ export async function runSummary(store: ResultsStore, id: string, scope: SuiteSc
   const rows = await store.sql.query(`SELECT ${RUN_COLUMNS}, (SELECT COUNT(*) FROM case_results c WHERE c.run_id = r.id) AS done FROM eval_runs r WHERE r.id = ? AND r.kind = 'suite'`, [id]);
   const row = rows[0];
   if (!row || !inScope(scope, String(row.suite_name))) return null;
-  return summarise(store, row);
+  return summarise(store, row, (await errorCounts(store, [id])).get(id) ?? 0);
 }
 
 /** Whether a suite is visible to a scope. */
@@ -147,16 +150,28 @@ export function inScope(scope: SuiteScope, suite: string): boolean {
   return scope === null || scope.includes(suite);
 }
 
-async function summarise(store: ResultsStore, r: SqlRow): Promise<RunSummary> {
+/**
+ * The cases that ended in an error, per run, in one query: a range of the status index per run
+ * (its error rows only), so a page of runs costs one round trip and a 100,000-case run no more
+ * than its errors.
+ */
+async function errorCounts(store: ResultsStore, ids: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (ids.length === 0) return out;
+  const rows = await store.sql.query(`SELECT run_id, COUNT(*) AS n FROM case_results WHERE run_id IN (${ids.map(() => "?").join(", ")}) AND ${CASE_STATUS_SQL} = 'error' GROUP BY run_id`, [...ids]);
+  for (const row of rows) out.set(String(row.run_id), Number(row.n));
+  return out;
+}
+
+async function summarise(store: ResultsStore, r: SqlRow, errors: number): Promise<RunSummary> {
   const done = Number(r.done);
   const running = r.status === "running";
-  let counts = { passed: num(r.passed) ?? 0, failed: num(r.failed) ?? 0, skipped: num(r.skipped) ?? 0, errors: 0 };
+  let counts = { passed: num(r.passed) ?? 0, failed: num(r.failed) ?? 0, skipped: num(r.skipped) ?? 0, errors };
   let total = num(r.total);
-  // A running run has no counts of its own yet, and every run's errors are counted here: from the
-  // status index, so a 100,000-case run costs one index range, not its rows.
-  const byStatus = await statusCounts(store, String(r.id));
-  counts.errors = byStatus.error;
+  // A running run has no counts of its own yet: they come from the status index (one range per
+  // status, not the run's rows). A finished run's are its record's; only its errors are counted.
   if (running) {
+    const byStatus = await statusCounts(store, String(r.id));
     counts = { passed: byStatus.passed, failed: byStatus.failed + byStatus.error, skipped: byStatus.skipped, errors: byStatus.error };
     total = await selectedCount(store, String(r.id));
   }
@@ -278,7 +293,7 @@ export async function runSpend(store: ResultsStore, runId: string): Promise<{ co
 
 /** One case's full record, or null. */
 export async function caseRecord(store: ResultsStore, runId: string, index: number): Promise<CaseRecord | null> {
-  const rows = await store.sql.query("SELECT * FROM case_results WHERE run_id = ? AND case_index = ?", [runId, index]);
+  const rows = await store.sql.query(`SELECT ${CASE_COLUMNS.join(", ")} FROM case_results WHERE run_id = ? AND case_index = ?`, [runId, index]);
   return rows.length === 0 ? null : (parseRows(CaseRowSchema, rows, "case_results")[0] ?? null);
 }
 

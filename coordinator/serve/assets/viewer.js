@@ -156,7 +156,7 @@
       state.cursor = ""; stack.length = 0; selected = -1; syncUrl(); loadCases().catch(fail);
     } },
       field("status", h("select", {}, ["", "failed", "error", "passed", "skipped"].map((s) => h("option", { value: s }, s || "any")))),
-      field("q", h("input", { type: "search", placeholder: "search names, outputs, reasons", size: 30 })),
+      field("q", h("input", { type: "search", placeholder: "search names, inputs, outputs, reasons", size: 36 })),
       field("error_kind", h("input", { size: 8 })), field("tag", h("input", { size: 10 })),
       field("sort", h("select", {}, ["index", "name", "duration", "-duration"].map((s) => h("option", { value: s }, s)))),
       h("button", { type: "submit" }, "apply"));

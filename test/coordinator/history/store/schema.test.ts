@@ -8,9 +8,9 @@ import { pendingMigrations, SCHEMA_VERSION, MIGRATIONS } from "../../../../coord
 describe("schema migrations", () => {
   test("schema: migrations are numbered from 1 without gaps; pending ones follow the current version", () => {
     assert.deepEqual(MIGRATIONS.map((m) => m.version), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
-    assert.deepEqual(pendingMigrations(0).map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8]);
-    assert.deepEqual(pendingMigrations(1).map((m) => m.version), [2, 3, 4, 5, 6, 7, 8]);
-    assert.deepEqual(pendingMigrations(2).map((m) => m.version), [3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(pendingMigrations(0).map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(pendingMigrations(1).map((m) => m.version), [2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(pendingMigrations(2).map((m) => m.version), [3, 4, 5, 6, 7, 8, 9]);
     assert.deepEqual(pendingMigrations(SCHEMA_VERSION), []);
     assert.equal(numbered("INSERT INTO t (a, b) VALUES (?, ?), (?, ?)"), "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)");
   });

@@ -216,7 +216,7 @@ for (const backend of [sqliteBackend, postgresBackend]) {
       await store.close();
       const versions = await db.sql("SELECT version, description FROM evalfleet_schema ORDER BY version");
       assert.deepEqual(versions.map((v) => Number(v.version)), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
-      assert.equal(SCHEMA_VERSION, 8);
+      assert.equal(SCHEMA_VERSION, 9);
       const again = await ResultsStore.open(db.url);
       assert.deepEqual(again.schema, { from: SCHEMA_VERSION, to: SCHEMA_VERSION });
       assert.deepEqual(await again.listRuns(), []);
@@ -229,7 +229,7 @@ for (const backend of [sqliteBackend, postgresBackend]) {
       const migrated = stores.filter((s) => s.schema.from === 0);
       assert.equal(migrated.length, 1, "exactly one migrated");
       await Promise.all(stores.map((s) => s.close()));
-      assert.deepEqual((await db.sql("SELECT version FROM evalfleet_schema ORDER BY version")).map((v) => Number(v.version)), [1, 2, 3, 4, 5, 6, 7, 8]);
+      assert.deepEqual((await db.sql("SELECT version FROM evalfleet_schema ORDER BY version")).map((v) => Number(v.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     });
 
     test("a version 1 database is migrated to the current version, its records kept", async () => {
