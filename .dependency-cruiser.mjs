@@ -4,7 +4,8 @@
 //
 // Paths are matched relative to the folder the check runs from (the repo root), so every rule
 // is written against a role folder (shared/, worker/, coordinator/run/ ...), never a file list —
-// except ENTRY_POINTS below, which names the worker modules the coordinator may import.
+// except ENTRY_POINTS below, which names the worker modules the coordinator may import, and
+// CONFIG_MODULES, which names the modules that may read shared/defaults.ts.
 //
 // The rules see the imports that exist at run time: Babel strips the TypeScript before the imports
 // are read (scripts/depcheck-babel.json), the way verbatimModuleSyntax does, so `import type` is
@@ -26,6 +27,27 @@ const ENTRY_POINTS = [
   "worker/runtime/lifecycle\\.ts$", // runCase, one case's lifecycle
   "worker/models/", // public agents and judges (openAIAgent, openAIJudge, aiSdkJudge ...)
   "worker/adapters/", // public adapters (wrapAiSdk, wrapOpenAIAgent, mcpToolkit, team ...)
+];
+
+/**
+ * The modules that may import shared/defaults.ts: the settings compiler and the config modules.
+ * Each turns what a front door was given (flags, environment variables, the options of a public
+ * API) into complete values, once; every other module is handed compiled values and applies no
+ * default of its own (docs/development.md, "Adding a run setting"). A new setting's default is
+ * read by one of these, never by its consumer.
+ */
+const CONFIG_MODULES = [
+  "shared/run-settings\\.ts$", // the settings compiler: every run-wide setting (compileRunSettings)
+  "shared/environment\\.ts$", // the environment variables, each read, checked and defaulted once
+  "shared/broker/nats-settings\\.ts$", // NATS connection settings from flags, then the environment
+  "shared/logger-config\\.ts$", // createLogger's level
+  "shared/suite/mcp-config\\.ts$", // the bound on connecting an MCP client (a suite's, an mcpToolkit)
+  "worker/config\\.ts$", // the worker process: its flags and environment
+  "worker/models/criteria-grader-config\\.ts$", // an AgentAsJudgeEval's options
+  "coordinator/cli/config\\.ts$", // the command line: its flags and environment
+  "coordinator/cli/flags\\.ts$", // the flag declarations: commander's defaults, shown by --help
+  "coordinator/library-config\\.ts$", // runCases, runSuiteLocal, cli(cases): what runs at once, where
+  "coordinator/history/store/store-config\\.ts$", // the results store's options (timeout, runs listed)
 ];
 
 /** Matches an npm package, resolved (node_modules/NAME/...) or not installed (bare NAME). */
@@ -50,6 +72,13 @@ export default {
       comment: "Import cycles make load order matter and hide which module owns what: break the cycle (move the shared piece down, or pass a callback in).",
       from: {},
       to: { circular: true },
+    },
+    {
+      name: "defaults-only-in-config-modules",
+      severity: "error",
+      comment: "Defaults are applied once, where settings are compiled: only the settings compiler and the config modules (CONFIG_MODULES in .dependency-cruiser.mjs) read shared/defaults.ts, and the public entry re-exports it. Take the compiled value from your caller (make the field required), or move a constant that nobody sets next to its topic.",
+      from: { pathNot: ["^shared/defaults\\.ts$", "^index\\.ts$", ...CONFIG_MODULES.map((p) => `^${p}`)] },
+      to: { path: "^shared/defaults\\.ts$" },
     },
     {
       name: "no-unresolvable",

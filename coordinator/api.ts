@@ -3,7 +3,8 @@ import type { SuiteResult } from "../shared/result/result.ts";
 import type { LoadedSuite } from "../shared/suite/suite.ts";
 import { suiteFingerprint } from "../shared/suite/suite-fingerprint.ts";
 import { silentLogger } from "../shared/logger.ts";
-import { DEFAULT_CONCURRENCY, DEFAULT_INLINE_CONCURRENCY, DEFAULT_SUITE_NAME } from "../shared/defaults.ts";
+import { inlineEngine, looseCasesSuiteName, threadEngine } from "./library-config.ts";
+import { storeTimeoutSeconds } from "./history/store/store-config.ts";
 import { compileRunSettings, type RunSettingsInput } from "../shared/run-settings.ts";
 import type { LibrarySettingsOptions } from "./run/settings-options.ts";
 import { hooksOf, type SuiteHooks } from "../shared/hooks.ts";
@@ -37,7 +38,9 @@ export interface CassetteOptions {
 }
 
 /** Options of {@link runCases}. */
-export interface RunCasesOptions extends Omit<InlineRunOptions, "settings" | "configureLimits" | "evalFunctions">, LibrarySettingsOptions, Selector, CassetteOptions {
+export interface RunCasesOptions extends Omit<InlineRunOptions, "settings" | "configureLimits" | "evalFunctions" | "concurrency">, LibrarySettingsOptions, Selector, CassetteOptions {
+  /** Cases in flight at once. Default 1: Agno's sequential order (coordinator/library-config.ts). */
+  concurrency?: number;
   /** Named evaluation functions the cases' `evalFunctions` (and `runEvalFunctions`) refer to: `{ tone: scorer }`. Default none. */
   evalFunctions?: EvalFunctionsDefinition | EvalFunctions | null;
   /** Evaluation functions that grade every selected case, after its own (the CLI's `--eval-function`). An unknown name throws a usage error. Default none. */
@@ -65,7 +68,13 @@ export interface RunCasesOptions extends Omit<InlineRunOptions, "settings" | "co
 }
 
 /** Options of {@link runSuiteLocal}. */
-export interface LocalRunOptions extends Omit<ThreadRunOptions, "settings">, LibrarySettingsOptions, Selector, CassetteOptions {
+export interface LocalRunOptions extends Omit<ThreadRunOptions, "settings" | "concurrency" | "threads" | "logLevel">, LibrarySettingsOptions, Selector, CassetteOptions {
+  /** Cases in flight across the pool. Default 4 (coordinator/library-config.ts). */
+  concurrency?: number;
+  /** Worker threads. Default: the smaller of the CPU count and `concurrency`. */
+  threads?: number;
+  /** Level of the threads' loggers. Default `"warn"`. */
+  logLevel?: string;
   /** Evaluation functions of the suite (`defineSuite({ evalFunctions })`) that grade every selected case, after its own. An unknown name throws a usage error. Default none. */
   runEvalFunctions?: readonly string[] | null;
   /** Per-case timeout in seconds for cases that set none; wins over the suite's. Default: the suite's, then 120. */
@@ -115,16 +124,17 @@ async function runCasesWith(cases: readonly Case[], options: RunCasesOptions): P
   const evalFunctions = evalFunctionRegistry(options.evalFunctions);
   const settings = compileRunSettings(librarySettingsInput(options), { evalFunctions });
   const selected = selectCases(cases, options);
+  const engine = inlineEngine(options);
   // Limits only reach this process's limiter when asked for: a call without them leaves it as it is.
   const run = (hooks: SuiteHooks, runId: string | null | undefined): Promise<SuiteResult> =>
-    runInline(selected, { ...options, ...hooks, runId, evalFunctions, settings, configureLimits: Boolean(options.limits) });
+    runInline(selected, { ...options, ...hooks, ...engine, runId, evalFunctions, settings, configureLimits: Boolean(options.limits) });
   return recordedWhenAsked(options, selected, run, () => ({
-    suiteName: options.suiteName ?? DEFAULT_SUITE_NAME,
+    suiteName: looseCasesSuiteName(options.suiteName),
     suitePath: null,
     fingerprint: suiteFingerprint(cases),
     selected,
     selector: options,
-    config: { mode: "inline", concurrency: options.concurrency ?? DEFAULT_INLINE_CONCURRENCY },
+    config: { mode: "inline", concurrency: engine.concurrency },
     judgeModel: options.judgeModel ?? null,
     timeoutSeconds: settings.defaultTimeoutSeconds,
   }));
@@ -143,11 +153,12 @@ export async function runSuiteLocal(suite: LoadedSuite, options: LocalRunOptions
 async function runSuiteLocalWith(suite: LoadedSuite, options: LocalRunOptions): Promise<SuiteResult> {
   const settings = compileRunSettings(librarySettingsInput(options), suite);
   const selected = selectCases(suite.cases, { ...options, evalSets: options.evalSets ?? suite.evalSets ?? null });
+  const engine = threadEngine(options);
   // The thread pool (piscina) loads on first use: every worker thread imports this module with the
   // public API its suite imports, and never starts a pool of its own.
   const run = async (hooks: SuiteHooks, runId: string | null | undefined): Promise<SuiteResult> => {
     const { runOnThreads } = await import("./local/threads.ts");
-    return runOnThreads(suite, selected, { ...options, ...hooks, runId, settings });
+    return runOnThreads(suite, selected, { ...options, ...hooks, ...engine, runId, settings });
   };
   return recordedWhenAsked(options, selected, run, () => ({
     suiteName: suite.name,
@@ -155,7 +166,7 @@ async function runSuiteLocalWith(suite: LoadedSuite, options: LocalRunOptions): 
     fingerprint: suite.fingerprint,
     selected,
     selector: options,
-    config: { mode: "threads", concurrency: options.concurrency ?? DEFAULT_CONCURRENCY, threads: options.threads ?? null, graceSeconds: options.graceSeconds ?? null, threadMemoryMb: options.threadMemoryMb ?? null },
+    config: { mode: "threads", concurrency: engine.concurrency, threads: options.threads ?? null, graceSeconds: options.graceSeconds ?? null, threadMemoryMb: options.threadMemoryMb ?? null },
     judgeModel: suite.judgeModel,
     timeoutSeconds: settings.defaultTimeoutSeconds,
   }));
@@ -203,5 +214,5 @@ function recordedWhenAsked(
 ): Promise<SuiteResult> {
   if (!options.db || selected.length === 0) return run(hooksOf(options), options.runId);
   const logger = options.logger ?? silentLogger();
-  return runRecorded(describe(), hooksOf(options), { db: options.db, runId: options.runId, timeoutSeconds: options.dbTimeout, onWarning: options.onWarning ?? ((m) => logger.warn(m)) }, run);
+  return runRecorded(describe(), hooksOf(options), { db: options.db, runId: options.runId, timeoutSeconds: storeTimeoutSeconds(options.dbTimeout), onWarning: options.onWarning ?? ((m) => logger.warn(m)) }, run);
 }

@@ -18,7 +18,7 @@ import { evalfleet, exitOf, fixture, markers, outputOf, readJson, root, waitFor 
 import { CASES_STREAM, RUNS_BUCKET, RUN_KEYS_BUCKET, resultSubject, runConsumer, runKeys } from "../shared/broker/subjects.ts";
 import { NATS_PROTOCOL, RunKeyRecordSchema, RunManifestSchema } from "../shared/wire/nats.ts";
 import { RunTokens } from "../shared/wire/case-token.ts";
-import { COORDINATOR_LOST_SECONDS } from "../shared/defaults.ts";
+import { COORDINATOR_LOST_SECONDS } from "../coordinator/distributed/coordinator-heartbeat.ts";
 import { CaseResult } from "../shared/result/result.ts";
 import { resultToWire } from "../worker/pool/result-wire.ts";
 import { ResultsStore } from "../coordinator/history/store/store.ts";

@@ -14,17 +14,21 @@ import { parse as parseYaml } from "yaml";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
+import { Objm } from "@nats-io/obj";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { startNatsServer, type TestNatsServer } from "./harness/nats-server.ts";
 import { evalfleet, exitOf, fixture, killLeftovers, readJson, root, waitFor } from "./harness/processes.ts";
 import { NO_NATS_ENV } from "./harness/auth-runs.ts";
 import { randomSecret } from "./harness/credentials.ts";
-import { CASES_STREAM, RUNS_BUCKET, caseSubject, caseSubjects, runConsumer, runKeys } from "../shared/broker/subjects.ts";
+import { CASES_STREAM, CASSETTE_BUCKET, RUNS_BUCKET, caseSubject, caseSubjects, runConsumer, runKeys } from "../shared/broker/subjects.ts";
 import { NATS_PROTOCOL } from "../shared/wire/nats.ts";
 
 const CONF = join(root, "deploy", "nats", "evalfleet-permissions.conf");
 const VALUES = join(root, "deploy", "nats", "values.yaml");
 const BASIC = fixture("basic-suite.ts");
 const PROVIDERS = fixture("provider-suite.ts");
+const CASSETTES = fixture("fleet-cassette-suite.ts");
 /** The reply prefix the file lets workers subscribe to. */
 const WORKER_INBOX = "_INBOX.evalfleet_worker";
 
@@ -147,6 +151,51 @@ describe("security: the least-privilege NATS users deploy/ ships", () => {
       assert.ok(json.cases.filter((x) => x.skipped && x.error === "skipped: budget exhausted").length >= 8);
     } finally {
       await model.close();
+    }
+  });
+
+  test("the fleet's cassettes with the shipped users: a worker records into EVALFLEET_CASSETTES and replays from it, and may not create or delete the bucket", async () => {
+    let hits = 0;
+    const service = createServer((req, res) => {
+      hits++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ tempC: 20.4, served: hits }));
+    });
+    await new Promise<void>((r) => service.listen(0, "127.0.0.1", r));
+    try {
+      const env = { EVALFLEET_TEST_HTTP: `http://127.0.0.1:${(service.address() as AddressInfo).port}` };
+      const run = async (runId: string, flags: string[]) => {
+        const worker = evalfleet(["worker", CASSETTES, "--run", runId, "--threads", "1", "--concurrency", "2", "--log-level", "warn"], { ...workerEnv(), ...env });
+        const report = join(mkdtempSync(join(tmpdir(), "evalfleet-sec-perm-tapes-")), "r.json");
+        const c = await exitOf(evalfleet(["coordinator", "run", CASSETTES, "--run-id", runId, ...flags, "--json-output", report], { ...coordinatorEnv(), ...env }), "the coordinator", 90_000);
+        const w = await exitOf(worker, "the worker", 30_000);
+        assert.equal(c.code, 0, c.stdout + c.stderr + w.stderr);
+        for (const out of [c.stderr, w.stderr]) assert.doesNotMatch(out, /Permissions Violation/i);
+        return readJson(report) as { cases: Array<{ name: string; output: string; passed: boolean }> };
+      };
+      await run("least-privilege-record-1", ["--record", "nats"]);
+      assert.equal(hits, 6);
+      // Recording again replaces each cassette (the old object's chunks go).
+      const recorded = await run("least-privilege-record", ["--record", "nats"]);
+      assert.equal(hits, 12);
+      hits = 0;
+      const replayed = await run("least-privilege-replay", ["--replay", "nats"]);
+      assert.equal(hits, 0, "replayed from the bucket, nothing sent");
+      assert.deepEqual(replayed.cases.map((x) => x.output), recorded.cases.map((x) => x.output));
+      // The bucket is the coordinator's to create and remove; its objects are every worker's.
+      const nc = await connect({ servers: nats.url, user: "evalfleet-worker", pass: passwords.worker, inboxPrefix: WORKER_INBOX, maxReconnectAttempts: 0, timeout: 5000 });
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 5000 });
+        // Re-recording left no old chunks behind: one chunk and one meta per case.
+        assert.equal((await jsm.streams.info(`OBJ_${CASSETTE_BUCKET}`)).state.messages, 12);
+        assert.equal((await new Objm(jetstream(nc, { timeout: 5000 })).open(CASSETTE_BUCKET).then((os) => os.list())).length, 6);
+        await assert.rejects(() => jsm.streams.delete(`OBJ_${CASSETTE_BUCKET}`), /Permissions Violation for Publish to "\$JS\.API\.STREAM\.DELETE\.OBJ_EVALFLEET_CASSETTES"/);
+        await assert.rejects(() => jsm.streams.add({ name: "OBJ_OTHER", subjects: ["$O.OTHER.>"] }), /Permissions Violation for Publish to "\$JS\.API\.STREAM\.CREATE\.OBJ_OTHER"/);
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      await new Promise<void>((r) => service.close(() => r()));
     }
   });
 

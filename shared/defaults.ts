@@ -1,10 +1,16 @@
 // runs in: both
 import { availableParallelism } from "node:os";
+import type { LogLevel } from "./log-levels.ts";
+import { CONVENTIONAL_ALPHA, CONVENTIONAL_CONFIDENCE } from "./stats/conventional-levels.ts";
 
 /**
- * Every default value of evalfleet, written once. commander's `.default()` (so `--help` shows
- * them), the config modules and every `?? fallback` in the library read them from here. Pure; the
- * only I/O-like call is the CPU count of {@link defaultThreads}.
+ * The default of every setting of evalfleet (a run's, a worker's, a command's), written once.
+ * Only the settings compiler (shared/run-settings.ts) and the config modules read this file
+ * (`defaults-only-in-config-modules` in .dependency-cruiser.mjs lists them): they apply these
+ * values once, and everything downstream gets compiled values, with no fallback of its own. The
+ * public entry (index.ts) re-exports the few that are documented. Constants that no one sets
+ * (protocol timings, heartbeats, vocabularies such as the scoring methods or the log levels) live
+ * beside their topic instead. Pure; the only I/O-like call is the CPU count of {@link defaultThreads}.
  */
 
 // ---- a case and its timeouts ----------------------------------------------------------------
@@ -35,12 +41,6 @@ export const DEFAULT_MAX_TRANSCRIPT_KB = 256;
 
 /** Seconds a cached model answer stays good (`--cache-ttl`): 7 days. */
 export const DEFAULT_CACHE_TTL_SECONDS = 7 * 24 * 3600;
-/** Where `--cache` keeps answers, relative to the working directory (`evalfleet cache clear` empties it). */
-export const DEFAULT_CACHE_DIR = ".evalfleet/cache";
-/** Largest answer kept in the shared cache, in bytes (a NATS KV value stays under the 1 MiB payload limit). */
-export const MAX_SHARED_CACHE_VALUE_BYTES = 900 * 1024;
-/** Bound on one shared-cache lookup from a worker thread, in milliseconds: past it, the call is a miss. */
-export const SHARED_CACHE_LOOKUP_MS = 5000;
 
 /** Bound on connecting one MCP client a suite declares, in milliseconds. */
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
@@ -81,13 +81,6 @@ export const DEFAULT_CANCEL_GRACE_SECONDS = 15;
 export const DEFAULT_BROKER_TIMEOUT_SECONDS = 30;
 /** Seconds to wait for a compatible worker to join before a run is given up, exit 3 (`--wait-for-workers`). */
 export const DEFAULT_WAIT_FOR_WORKERS_SECONDS = 60;
-/** Seconds between two writes of a run's state record by its coordinator (its heartbeat). */
-export const COORDINATOR_HEARTBEAT_SECONDS = 5;
-/**
- * Seconds without a heartbeat after which `coordinator status` says the run's coordinator is
- * lost: four heartbeats missed, more than a busy coordinator or a short broker hiccup explains.
- */
-export const COORDINATOR_LOST_SECONDS = 20;
 /** Seconds between two reconciliations of lost cases by the coordinator. */
 export const DEFAULT_RECONCILE_SECONDS = 5;
 /** On SIGTERM, seconds a worker's in-flight cases get to finish before they are handed back (`--drain`). */
@@ -104,14 +97,6 @@ export const DEFAULT_CANCEL_REASON = "cancelled from the command line";
 /** Interface the HTTP endpoints bind when neither `--http-host` nor `EVALFLEET_HTTP_HOST` says. */
 export const DEFAULT_HTTP_HOST = "0.0.0.0";
 
-// ---- data-driven checks and runs in Exulu's terms -------------------------------------------
-
-/** The scoring methods of `expected_output` (the choices of `--scoring-method`), in the order the documentation lists them. */
-export const SCORING_METHODS = ["exact", "contains", "regex", "json", "numeric", "judge"] as const;
-/** One of {@link SCORING_METHODS}; see shared/datasets/expected-output-methods.ts for what each does. */
-export type ScoringMethod = (typeof SCORING_METHODS)[number];
-/** The scoring method when neither the run (`--scoring-method`), the row (`scoring_method`), the dataset nor the case names one. */
-export const DEFAULT_SCORING_METHOD: ScoringMethod = "exact";
 
 // ---- judge, store, history ------------------------------------------------------------------
 
@@ -121,36 +106,20 @@ export const DEFAULT_JUDGE_MODEL = "gpt-5-mini";
 export const DEFAULT_JUDGE_TIMEOUT_SECONDS = 120;
 /** Bound on connecting to the results store, each write and the final flush, in seconds (`--db-timeout`). */
 export const DEFAULT_STORE_TIMEOUT_SECONDS = 10;
-/** Seconds between two heartbeats of a recorded run (the recording process says it is alive). */
-export const STORE_HEARTBEAT_SECONDS = 30;
-/**
- * Seconds without a heartbeat after which a run left `running` in the results store is closed as
- * `abandoned` (by the next recorded run's start, or a history command): twenty heartbeats missed,
- * so a database that is slow for a while never closes a live run.
- */
-export const RUN_ABANDONED_SECONDS = 600;
 /** Runs the history commands look at: `runs --limit`, `flaky --last`, `report --last`. */
 export const DEFAULT_HISTORY_RUNS = 20;
 /** The suite name of a run of cases that belong to no suite file (`runCases`, `cli(cases)`). */
 export const DEFAULT_SUITE_NAME = "evals";
 
-// ---- statistics: intervals, the significance-aware gate, adaptive repeats (shared/stats/) ----
+// ---- statistics: intervals, the significance-aware gate, adaptive repeats --------------------
 
 /** Two-sided confidence level of every interval a report shows (`--confidence`): 0.95. */
-export const DEFAULT_CONFIDENCE = 0.95;
+export const DEFAULT_CONFIDENCE = CONVENTIONAL_CONFIDENCE;
 /**
  * The gate's bound on its false-alarm rate (`--regression-alpha`): two runs of the same agent are
  * called a regression at most this often, the run-level and the per-case tests together.
  */
-export const DEFAULT_REGRESSION_ALPHA = 0.05;
-/** The share of the gate's alpha spent on the run-level test; the per-case tests get the rest. */
-export const GATE_RUN_LEVEL_ALPHA_SHARE = 0.5;
-/**
- * `flaky` and `--quarantine-flaky`: a case is flaky when the interval of its pass rate over its
- * trials lies inside (0.05, 0.95): evidence that it passes and fails, where one failure in 30 good
- * runs (interval up to 0.99) or one pass in 30 bad ones is not.
- */
-export const FLAKY_RATE_MARGIN = 0.05;
+export const DEFAULT_REGRESSION_ALPHA = CONVENTIONAL_ALPHA;
 /** A repeated case passes when at least this fraction of its trials pass (`--case-pass-rate`): 1, every trial. */
 export const DEFAULT_CASE_PASS_RATE = 1;
 /**
@@ -165,10 +134,6 @@ export const DEFAULT_ADAPTIVE_CONFIDENCE = 0.75;
 
 // ---- logging --------------------------------------------------------------------------------
 
-/** The structured log levels, most severe first (`--log-level`). */
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-/** One of {@link LOG_LEVELS}. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Log level of a run (`evalfleet run`, `list`, `coordinator run`, `cli(cases)`) and of the library's loggers and threads. */
 export const DEFAULT_RUN_LOG_LEVEL: LogLevel = "warn";
 /** Log level of the standing services (`evalfleet worker`, `evalfleet queue-metrics`). */
@@ -186,17 +151,3 @@ export function resolveDefaultTimeout(runner: number | null | undefined, suite: 
   return runner ?? suite ?? DEFAULT_TIMEOUT_SECONDS;
 }
 
-/**
- * The setup and teardown bounds, in seconds, of cases that set none: the runner's
- * (`--setup-timeout`, `--teardown-timeout`), else the suite's, else 60 s each. A case's own
- * `setupTimeoutSeconds` / `teardownTimeoutSeconds` still wins (`Case.resolveHookTimeouts`).
- */
-export function resolveHookTimeouts(
-  runner: { setup?: number | null; teardown?: number | null },
-  suite: { setup?: number | null; teardown?: number | null } = {},
-): { setup: number; teardown: number } {
-  return {
-    setup: runner.setup ?? suite.setup ?? DEFAULT_SETUP_TIMEOUT_SECONDS,
-    teardown: runner.teardown ?? suite.teardown ?? DEFAULT_TEARDOWN_TIMEOUT_SECONDS,
-  };
-}

@@ -1,7 +1,7 @@
 // runs in: both
 import { EvalfleetError, ErrorCode } from "./errors.ts";
 import { assertRunId } from "./broker/subjects.ts";
-import { DEFAULT_RUN_PREFIX, DEFAULT_STREAM_REPLICAS } from "./defaults.ts";
+import { DEFAULT_JUDGE_MODEL, DEFAULT_RUN_PREFIX, DEFAULT_STREAM_REPLICAS } from "./defaults.ts";
 import { parseLimitList, type LimitTable } from "./providers/limit-spec.ts";
 
 /**
@@ -48,6 +48,11 @@ export function runIdFromEnvironment(env: Environment): string | null {
   }
   const prefix = env.EVALFLEET_RUN_PREFIX?.trim() || DEFAULT_RUN_PREFIX;
   return assertRunId(`${prefix}-${m[1]}`);
+}
+
+/** `EVALFLEET_JUDGE_MODEL`: the default judge's model, or {@link DEFAULT_JUDGE_MODEL} (`gpt-5-mini`) when unset or blank. */
+export function judgeModelFromEnvironment(env: Environment): string {
+  return env.EVALFLEET_JUDGE_MODEL?.trim() || DEFAULT_JUDGE_MODEL;
 }
 
 /**

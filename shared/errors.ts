@@ -58,6 +58,8 @@ export const ErrorCode = {
   ReplayMiss: "REPLAY_MISS",
   /** A cassette file cannot be read or fails its schema (`--replay`). */
   CassetteInvalid: "CASSETTE_INVALID",
+  /** The fleet's cassette bucket cannot be read or written (`--record nats`, `--replay nats`): the case is an infra error, retried like one. */
+  CassetteStore: "CASSETTE_STORE",
   /** Anything else; carries the original error name in `name`. */
   Internal: "INTERNAL",
 } as const;

@@ -1,7 +1,7 @@
 // runs in: both
 import { lazyPackage } from "./runtime/lazy-package.ts";
 import type { Logger, LoggerOptions, DestinationStream } from "pino";
-import { DEFAULT_RUN_LOG_LEVEL } from "./defaults.ts";
+import { loggerLevel } from "./logger-config.ts";
 import { REDACTED } from "./redaction/redact.ts";
 import { redactText, registerEnvironmentSecrets } from "./redaction/secrets.ts";
 
@@ -50,7 +50,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   registerEnvironmentSecrets();
   const opts: LoggerOptions = {
     name: options.name ?? "evalfleet",
-    level: options.level ?? DEFAULT_RUN_LOG_LEVEL,
+    level: loggerLevel(options.level),
     redact: { paths: [...REDACT_PATHS], censor: REDACTED },
     // Field names cannot catch a secret inside a message ("cannot reach https://user:pw@..."):
     // the finished line is scrubbed too. Only lines that are written pay for it.

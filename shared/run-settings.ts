@@ -5,20 +5,21 @@ import {
   DEFAULT_BROKER_TIMEOUT_SECONDS,
   DEFAULT_CANCEL_GRACE_SECONDS,
   DEFAULT_CASE_PASS_RATE,
-  DEFAULT_CONFIDENCE, DEFAULT_REGRESSION_ALPHA,
+  DEFAULT_CONFIDENCE,
   DEFAULT_GRACE_SECONDS,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_OUTPUT_KB,
   DEFAULT_MAX_TRANSCRIPT_KB,
   DEFAULT_RECONCILE_SECONDS,
+  DEFAULT_REGRESSION_ALPHA,
   DEFAULT_RETRIES,
   DEFAULT_SETUP_TIMEOUT_SECONDS,
   DEFAULT_TEARDOWN_TIMEOUT_SECONDS,
   DEFAULT_TIMEOUT_SECONDS,
   DEFAULT_WAIT_FOR_WORKERS_SECONDS,
-  SCORING_METHODS,
-  type ScoringMethod,
+  resolveDefaultTimeout,
 } from "./defaults.ts";
+import { SCORING_METHODS, type ScoringMethod } from "./datasets/scoring-methods.ts";
 import { fraction, parseConfig, seconds, text, whole } from "./config.ts";
 import { lazySchema } from "./runtime/lazy-schema.ts";
 import { LimitTableSchema, mergeLimitTables, type LimitTable } from "./providers/limit-spec.ts";
@@ -230,7 +231,7 @@ export function compileRunSettings(input: Readonly<RunSettingsInput>, suite: Rea
   const recorded = input.recorded === true;
   const transcript = input.maxTranscriptBytes ?? DEFAULT_MAX_TRANSCRIPT_KB * 1024;
   const raw = {
-    defaultTimeoutSeconds: input.defaultTimeoutSeconds ?? suite?.defaultTimeout ?? DEFAULT_TIMEOUT_SECONDS,
+    defaultTimeoutSeconds: resolveDefaultTimeout(input.defaultTimeoutSeconds, suite?.defaultTimeout),
     setupTimeoutSeconds: input.setupTimeoutSeconds ?? suite?.setupTimeoutSeconds ?? DEFAULT_SETUP_TIMEOUT_SECONDS,
     teardownTimeoutSeconds: input.teardownTimeoutSeconds ?? suite?.teardownTimeoutSeconds ?? DEFAULT_TEARDOWN_TIMEOUT_SECONDS,
     maxOutputBytes: input.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_KB * 1024,

@@ -1,8 +1,7 @@
-import { resolve } from "node:path";
-import { DEFAULT_CACHE_DIR } from "../shared/defaults.ts";
-import type { ThreadCache } from "../shared/wire/thread.ts";
+import { localResponseCacheDir } from "../shared/response-cache-dir.ts";
+import type { ThreadCache, ThreadCassette } from "../shared/wire/thread.ts";
 import type { Case } from "../shared/case/case.ts";
-import { deliveryOfSubject } from "../shared/broker/subjects.ts";
+import { cassetteFolder, deliveryOfSubject } from "../shared/broker/subjects.ts";
 import { CaseResult } from "../shared/result/result.ts";
 import type { LoadedSuite } from "../shared/suite/suite.ts";
 import { CaseMessageSchema, CaseTokenSchema, NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../shared/wire/nats.ts";
@@ -120,7 +119,14 @@ export function poolRequest(c: Case, index: number, manifest: RunManifest, signa
     scoringMethod: manifest.scoringMethod,
     maxTranscriptBytes: manifest.maxTranscriptBytes,
     cache: manifestCache(manifest),
+    cassette: manifestCassette(manifest),
   };
+}
+
+/** The run's cassettes as a case's thread setting: the suite's folder in the fleet's bucket, or null. */
+export function manifestCassette(manifest: RunManifest): ThreadCassette | null {
+  if (!manifest.cassette) return null;
+  return { mode: manifest.cassette.mode, dir: cassetteFolder(manifest.suite.name), recordMissing: manifest.cassette.recordMissing, fleet: true };
 }
 
 /** The error result a worker publishes for a case it cannot run: `error` on attempt `attempt`. */
@@ -138,5 +144,5 @@ export function caseErrorResult(suite: LoadedSuite, index: number, name: string,
 export function manifestCache(manifest: RunManifest): ThreadCache | null {
   const cache = manifest.cache;
   if (!cache) return null;
-  return cache.kind === "shared" ? { kind: "shared", ttlSeconds: cache.ttlSeconds } : { kind: "local", dir: resolve(DEFAULT_CACHE_DIR), ttlSeconds: cache.ttlSeconds };
+  return cache.kind === "shared" ? { kind: "shared", ttlSeconds: cache.ttlSeconds } : { kind: "local", dir: localResponseCacheDir(), ttlSeconds: cache.ttlSeconds };
 }

@@ -2,7 +2,16 @@ import * as z from "zod";
 import { natsSettingsFrom, type NatsFlags, type NatsSettings } from "../shared/broker/nats-settings.ts";
 import { assertRunId } from "../shared/broker/subjects.ts";
 import { parseConfig, positiveSeconds, seconds, text, whole } from "../shared/config.ts";
-import { DEFAULT_CONCURRENCY, DEFAULT_DRAIN_SECONDS, DEFAULT_GRACE_SECONDS, DEFAULT_HTTP_HOST, DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAULT_SERVICE_LOG_LEVEL, LOG_LEVELS, defaultThreads } from "../shared/defaults.ts";
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_DRAIN_SECONDS,
+  DEFAULT_GRACE_SECONDS,
+  DEFAULT_HTTP_HOST,
+  DEFAULT_LOAD_TIMEOUT_SECONDS,
+  DEFAULT_SERVICE_LOG_LEVEL,
+  defaultThreads,
+} from "../shared/defaults.ts";
+import { LOG_LEVELS } from "../shared/log-levels.ts";
 import { runIdFromEnvironment, suiteFileFrom, type Environment } from "../shared/environment.ts";
 import { lazySchema } from "../shared/runtime/lazy-schema.ts";
 

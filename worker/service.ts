@@ -4,6 +4,7 @@ import { localProcessLimiter } from "../shared/providers/process-limiter.ts";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { openBroker, type Broker } from "../shared/broker/setup.ts";
 import { BucketResponseStore } from "../shared/broker/response-cache-bucket.ts";
+import { BucketCassetteStore } from "../shared/broker/cassette-bucket.ts";
 import { connectNats, processLabel, type NatsSettings } from "../shared/broker/connection.ts";
 import type { LoadedSuite } from "../shared/suite/suite.ts";
 import { silentLogger, type Logger } from "../shared/logger.ts";
@@ -11,7 +12,6 @@ import { errorMessage } from "../shared/errors.ts";
 import { runKeys, runOfManifestKey } from "../shared/broker/subjects.ts";
 import { RunStateSchema, isFinishedPhase, tryParseJson, type RunManifest } from "../shared/wire/nats.ts";
 import { CasePool } from "./pool/case-pool.ts";
-import { defaultThreads } from "../shared/defaults.ts";
 import { RunServer, type RunServeEnd, type RunServerDeps } from "./run-server.ts";
 import { checkManifest, type ManifestCheck } from "./manifest-check.ts";
 import { RunPresence } from "./presence.ts";
@@ -33,8 +33,8 @@ export interface WorkerServiceOptions {
   nats: NatsSettings;
   /** Serve only this run and stop when it is over; default: every run of this suite, forever. */
   runId?: string | null;
-  /** Worker threads. Default: {@link defaultThreads} of `concurrency`. */
-  threads?: number;
+  /** Worker threads, >= 1 (worker/config.ts resolves `--threads`: by default the smaller of the CPUs and `concurrency`). */
+  threads: number;
   /** Cases in flight in this process (across runs), >= 1 (worker/config.ts resolves `--concurrency`). */
   concurrency: number;
   /** Seconds past a case deadline before a stuck thread is terminated (worker/config.ts resolves `--grace`). */
@@ -51,9 +51,9 @@ export interface WorkerServiceOptions {
   onStateChange?: (state: WorkerState) => void;
   /**
    * Serve `/healthz` (liveness), `/readyz` (readiness) and `/metrics` (Prometheus) on this port
-   * (0 picks a free one) and host (default `0.0.0.0`). Default: no HTTP endpoint.
+   * (0 picks a free one) and host (worker/config.ts resolves `--http-host`). Default: no HTTP endpoint.
    */
-  http?: { port: number; host?: string } | null;
+  http?: { port: number; host: string } | null;
   /** Told the bound HTTP address once the endpoint listens. */
   onHttpListening?: (address: { host: string; port: number }) => void;
 }
@@ -124,7 +124,7 @@ export class WorkerService {
   async run(): Promise<WorkerExit> {
     const o = this.#o;
     const concurrency = Math.max(1, o.concurrency);
-    const threads = Math.max(1, o.threads ?? defaultThreads(concurrency));
+    const threads = Math.max(1, o.threads);
     // The endpoint comes up first: liveness holds while the worker waits for NATS, readiness does not.
     const metrics = o.http
       ? new WorkerMetrics({
@@ -183,6 +183,8 @@ export class WorkerService {
       const broker = await openBroker(nc, { waitForCreation: { signal: this.#stopping.signal, onWait: (line) => this.#log.warn(line) } });
       // `--cache shared` runs: the threads' lookups go to the fleet's bucket through this process.
       pool.setSharedCache(new BucketResponseStore(broker.js));
+      // `--record nats` / `--replay nats` runs: the threads' cassettes are kept in the fleet's bucket through this process.
+      pool.setCassetteBucket(new BucketCassetteStore(broker.js));
       this.#setState("running");
       const deps = {
         broker,

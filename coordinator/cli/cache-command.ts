@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { DEFAULT_CACHE_DIR } from "../../shared/defaults.ts";
+import { RESPONSE_CACHE_DIR } from "../../shared/response-cache-dir.ts";
 import type { CommandContext } from "./io.ts";
 
 /**
@@ -13,12 +13,12 @@ export function addCacheCommand(program: Command, ctx: CommandContext): void {
   const cache = program.command("cache").description("Manage the response cache of the built-in model clients (--cache)");
   cache
     .command("clear")
-    .description(`Remove every cached model answer of the local cache (${DEFAULT_CACHE_DIR} in this folder)`)
-    .option("--dir <path>", `the cache folder (default ${DEFAULT_CACHE_DIR})`)
+    .description(`Remove every cached model answer of the local cache (${RESPONSE_CACHE_DIR} in this folder)`)
+    .option("--dir <path>", `the cache folder (default ${RESPONSE_CACHE_DIR})`)
     .action(async (flags: { dir?: string }) => {
       const { resolve } = await import("node:path");
       const { clearFileCache } = await import("../../worker/models/file-cache.ts");
-      const dir = resolve(flags.dir ?? DEFAULT_CACHE_DIR);
+      const dir = resolve(flags.dir ?? RESPONSE_CACHE_DIR);
       await clearFileCache(dir);
       ctx.io.stdout.write(`cache cleared: ${dir}\n`);
       ctx.setCode(0);

@@ -1,25 +1,27 @@
 import * as z from "zod";
-import { resolve as resolvePath } from "node:path";
 import { natsSettingsFrom, type NatsSettings } from "../../shared/broker/nats-settings.ts";
 import {
+  DEFAULT_CACHE_TTL_SECONDS,
   DEFAULT_CONCURRENCY,
   DEFAULT_GRACE_SECONDS,
   DEFAULT_INLINE_CONCURRENCY,
   DEFAULT_LOAD_TIMEOUT_SECONDS,
   DEFAULT_MAX_OUTPUT_KB,
-  DEFAULT_RETRIES,
   DEFAULT_MAX_TRANSCRIPT_KB,
-  DEFAULT_CACHE_TTL_SECONDS,
+  DEFAULT_RETRIES,
   DEFAULT_RUN_LOG_LEVEL,
   DEFAULT_STORE_TIMEOUT_SECONDS,
-  LOG_LEVELS,
-  SCORING_METHODS,
+  defaultThreads,
 } from "../../shared/defaults.ts";
+import { LOG_LEVELS } from "../../shared/log-levels.ts";
+import { SCORING_METHODS } from "../../shared/datasets/scoring-methods.ts";
 import { booleanFromEnvironment, colorAllowedBy, limitsFromEnvironment, runIdFromEnvironment, suiteFileFrom, type Environment } from "../../shared/environment.ts";
 import { LimitTableSchema, mergeLimitTables, splitLimitValues } from "../../shared/providers/limit-spec.ts";
 import { fraction, parseConfig, positiveSeconds, seconds, text, whole } from "../../shared/config.ts";
 import type { DbOption } from "../history/recording/record-run.ts";
-import { parseDurationSeconds, type CoordinatorFlags, type RunFlags } from "./flags.ts";
+import { cassetteWhere } from "./cassette-where.ts";
+import { parseDurationSeconds } from "./flag-parsers.ts";
+import type { CoordinatorFlags, RunFlags } from "./flag-types.ts";
 import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
 import { lazySchema } from "../../shared/runtime/lazy-schema.ts";
 import type { RunSettingsInput } from "../../shared/run-settings.ts";
@@ -91,8 +93,10 @@ export const RunConfigSchema = lazySchema(() => z.object({
   /** `--confidence`; null: 0.95 (checked by compileRunSettings). */
   confidence: z.number().nullable(),
   concurrency: whole(1),
-  /** `--threads`; null: `defaultThreads(concurrency)`; 0: inline. */
+  /** `--threads` as given (recorded so); null: not given; 0: inline. */
   threads: whole(0).nullable(),
+  /** The pool's worker threads (mode `threads`): `--threads`, else `defaultThreads(concurrency)`, the smaller of the CPUs and `concurrency`. */
+  poolThreads: whole(1),
   graceSeconds: seconds(),
   threadMemoryMb: whole(16).nullable(),
   /** The run id when it is fixed before the run (`--run-id`, `$EVALFLEET_RUN_ID`, a resumed run). */
@@ -226,6 +230,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   confidence: "--confidence",
   concurrency: "--concurrency",
   threads: "--threads",
+  poolThreads: "--threads",
   graceSeconds: "--grace",
   threadMemoryMb: "--thread-memory",
   runId: "--run-id",
@@ -267,11 +272,6 @@ function rerunFrom(flags: RunFlags, db: unknown): { kind: "failed" | "errors" | 
   return { kind: one.kind, runId: one.runId };
 }
 
-/** A folder flag's value as an absolute path (every thread reads the same folder); an empty one is a usage error. */
-function resolveDir(value: string, flag: string): string {
-  if (value.trim() === "") throw new EvalfleetError(ErrorCode.Usage, `${flag} must be a folder, got ''`, { field: flag.slice(2), value });
-  return resolvePath(value);
-}
 
 /** `--cache [mode]` and `--cache-ttl`: the cache a run asks for, or null. */
 function cacheFrom(flags: RunFlags, distributed: boolean): { kind: "local" | "shared"; ttlSeconds: number } | null {
@@ -305,6 +305,7 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
   const distributed = command === "coordinator-run" || command === "coordinator-resume";
   const f = flags as Partial<CoordinatorFlags>;
   const mode = distributed ? "distributed" : (command === "run" || command === "regrade") && flags.threads !== 0 ? "threads" : "inline";
+  const concurrency = flags.concurrency ?? (mode === "inline" ? DEFAULT_INLINE_CONCURRENCY : DEFAULT_CONCURRENCY);
   const runId = command === "coordinator-resume" ? (input.resumeRunId ?? null) : command === "coordinator-run" ? (flags.runId ?? runIdFromEnvironment(env)) : (flags.runId ?? null);
   // `--resume-existing`, else `$EVALFLEET_RESUME_EXISTING` (a replaced Kubernetes Job pod).
   const resumeExisting = command === "coordinator-run" && (Boolean(f.resumeExisting) || booleanFromEnvironment("EVALFLEET_RESUME_EXISTING", env));
@@ -336,8 +337,10 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
       passThreshold: flags.passThreshold ?? null,
       casePassRate: flags.casePassRate ?? null,
       confidence: flags.confidence ?? null,
-      concurrency: flags.concurrency ?? (mode === "inline" ? DEFAULT_INLINE_CONCURRENCY : DEFAULT_CONCURRENCY),
+      concurrency,
       threads: flags.threads ?? null,
+      // `--threads 0` runs inline and leaves the pool unused; a bad count is left for the schema to name.
+      poolThreads: flags.threads === undefined || flags.threads === 0 ? defaultThreads(concurrency) : flags.threads,
       graceSeconds: flags.grace ?? DEFAULT_GRACE_SECONDS,
       threadMemoryMb: flags.threadMemory ?? null,
       runId,
@@ -366,8 +369,8 @@ export function runConfigFrom(input: RunConfigInput): RunConfig {
       regradeRunId: command === "regrade" ? (input.regradeRunId ?? null) : null,
       cache: cacheFrom(flags, distributed),
       cassette: {
-        record: flags.record === undefined ? null : resolveDir(flags.record, "--record"),
-        replay: flags.replay === undefined ? null : resolveDir(flags.replay, "--replay"),
+        record: flags.record === undefined ? null : cassetteWhere(flags.record, "--record", distributed),
+        replay: flags.replay === undefined ? null : cassetteWhere(flags.replay, "--replay", distributed),
         recordMissing: Boolean(flags.recordMissing),
       },
       judgeModelName: command === "regrade" ? (flags.judgeModel?.trim() || null) : null,

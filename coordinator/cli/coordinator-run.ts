@@ -8,7 +8,7 @@ import { safeText } from "../../shared/text.ts";
 import { newRunId, resumeDistributed, runDistributed, type DistributedRunOptions } from "../distributed/distributed-run.ts";
 import { runConfigFrom, type RunConfig } from "./config.ts";
 import { executeRun, type Runner } from "./execute-run.ts";
-import type { CoordinatorFlags } from "./flags.ts";
+import type { CoordinatorFlags } from "./flag-types.ts";
 import type { ResolvedIO } from "./io.ts";
 import { leaveRunOnSigterm } from "./signals.ts";
 
@@ -85,6 +85,8 @@ function distributedRunner(suite: LoadedSuite, config: RunConfig, io: ResolvedIO
       maxOutputBytes: st.maxOutputBytes,
       maxTranscriptBytes: st.maxTranscriptBytes,
       cache: st.cache,
+      // The compiled setting's `dir` is `nats` here (config.ts refuses a folder for a distributed run).
+      cassette: st.cassette ? { mode: st.cassette.mode, recordMissing: st.cassette.recordMissing } : null,
       waitForWorkersSeconds: st.waitForWorkersMs / 1000,
       maxAttempts: st.maxAttempts,
       deadlineSeconds: st.deadlineMs === null ? null : st.deadlineMs / 1000,

@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
-import { DEFAULT_CANCEL_REASON, DEFAULT_TIMEOUT_SECONDS } from "../../shared/defaults.ts";
 import type { NatsFlags } from "../../shared/broker/nats-settings.ts";
-import { addCacheFlags, addIterateFlags, addScheduleFlags, addLoadTimeoutFlag, addCoordinatorFlags, addNatsFlags, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags, type CoordinatorFlags } from "./flags.ts";
+import { addCancelReasonFlag, addCacheFlags, addCassetteFlags, addIterateFlags, addScheduleFlags, addLoadTimeoutFlag, addCoordinatorFlags, addNatsFlags, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags } from "./flags.ts";
+import type { CoordinatorFlags } from "./flag-types.ts";
 import type { CommandContext } from "./io.ts";
 
 /**
@@ -18,7 +18,7 @@ export function addDistributedCommands(program: Command, ctx: CommandContext): v
     .command("run")
     .description("Publish the selected cases of a suite and collect one ordered report")
     .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
-  addSelectionAndReportFlags(run, DEFAULT_TIMEOUT_SECONDS);
+  addSelectionAndReportFlags(run);
   addRunPolicyFlags(run);
   addRunDefinitionFlags(run);
   addCoordinatorFlags(run);
@@ -26,6 +26,7 @@ export function addDistributedCommands(program: Command, ctx: CommandContext): v
   addIterateFlags(run);
   addScheduleFlags(run, { slots: true });
   addCacheFlags(run);
+  addCassetteFlags(run, { fleet: true });
   addLoadTimeoutFlag(run);
   run.option("--run-id <id>", "run id (default $EVALFLEET_RUN_ID, else <$EVALFLEET_RUN_PREFIX>-<trailing number of $EVALFLEET_JOB_NAME>, else a new unique id; printed first)");
   run.option("--resume-existing", "when the run id already exists, resume that run instead of failing (a replaced Kubernetes Job pod; default $EVALFLEET_RESUME_EXISTING)");
@@ -45,7 +46,7 @@ export function addDistributedCommands(program: Command, ctx: CommandContext): v
     .argument("[suite]", "suite file; default $EVALFLEET_SUITE, else the path the run's manifest records (relative to the folder the run was started in), which must still hold the run's suite");
   // The same flags as `coordinator run` (scripts pass the run's arguments again); the selection,
   // timeout and attempts of a resumed run are its manifest's.
-  addSelectionAndReportFlags(resume, DEFAULT_TIMEOUT_SECONDS, { list: false });
+  addSelectionAndReportFlags(resume, { list: false });
   // A resumed run keeps its repeat count (its manifest's); its threshold may be overridden.
   addRunPolicyFlags(resume, { repeat: false });
   // Its evaluation functions and scoring method are its manifest's; its record's name may be given again.
@@ -61,7 +62,7 @@ export function addDistributedCommands(program: Command, ctx: CommandContext): v
 
   const cancel = coordinator.command("cancel").description("Cancel a run from any machine").argument("<run-id>", "the run to cancel");
   addNatsFlags(cancel);
-  cancel.option("--reason <text>", "why (recorded in the report)", DEFAULT_CANCEL_REASON);
+  addCancelReasonFlag(cancel);
   cancel.action(async (runId: string, flags: NatsFlags & { reason: string }) => {
     const { cancelRun } = await import("./run-admin.ts");
     ctx.setCode(await cancelRun(runId, flags, ctx.io));

@@ -6,9 +6,8 @@ import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import type { SuiteHooks } from "../../shared/hooks.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import { createLogger, type Logger } from "../../shared/logger.ts";
-import { DEFAULT_CACHE_DIR } from "../../shared/defaults.ts";
+import { localResponseCacheDir } from "../../shared/response-cache-dir.ts";
 import { compileRunSettings, type RunSettings } from "../../shared/run-settings.ts";
-import { resolve } from "node:path";
 import type { ThreadCache } from "../../shared/wire/thread.ts";
 import { safeText } from "../../shared/text.ts";
 import { ExitCode, exitCodeFor } from "../run/exit-code.ts";
@@ -128,7 +127,7 @@ export async function executeRun(suite: LoadedSuite, config: RunConfig, io: Reso
       runId: recording?.runId ?? null,
       signal: controller.signal,
       settings,
-      cache: config.cache ? (config.cache.kind === "shared" ? { kind: "shared", ttlSeconds: config.cache.ttlSeconds } : { kind: "local", dir: resolve(DEFAULT_CACHE_DIR), ttlSeconds: config.cache.ttlSeconds }) : null,
+      cache: config.cache ? (config.cache.kind === "shared" ? { kind: "shared", ttlSeconds: config.cache.ttlSeconds } : { kind: "local", dir: localResponseCacheDir(), ttlSeconds: config.cache.ttlSeconds }) : null,
       logger,
       note: (line) => reporter.note(safeText(line)),
       status: (text) => reporter.status(text),

@@ -1,192 +1,64 @@
-import { InvalidArgumentError, Option, type Command } from "commander";
-import type { NatsFlags } from "../../shared/broker/nats-settings.ts";
+import { Option, type Command } from "commander";
+import { collect, parseFraction, parseOpenFraction, parseOrder, parsePositiveNumber, parsePositiveSeconds, parseSeconds, parseWhole } from "./flag-parsers.ts";
 import {
   DEFAULT_ACK_WAIT_SECONDS,
   DEFAULT_BROKER_TIMEOUT_SECONDS,
+  DEFAULT_CACHE_TTL_SECONDS,
   DEFAULT_CANCEL_GRACE_SECONDS,
+  DEFAULT_CANCEL_REASON,
   DEFAULT_CONCURRENCY,
+  DEFAULT_CONFIDENCE,
   DEFAULT_DRAIN_SECONDS,
   DEFAULT_GRACE_SECONDS,
   DEFAULT_HISTORY_RUNS,
   DEFAULT_HTTP_HOST,
+  DEFAULT_INLINE_CONCURRENCY,
   DEFAULT_LOAD_TIMEOUT_SECONDS,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_OUTPUT_KB,
-  DEFAULT_RETRIES,
   DEFAULT_MAX_TRANSCRIPT_KB,
-  DEFAULT_CACHE_DIR,
-  DEFAULT_CACHE_TTL_SECONDS,
+  DEFAULT_REGRESSION_ALPHA,
+  DEFAULT_RETRIES,
   DEFAULT_RUN_LOG_LEVEL,
   DEFAULT_SERVICE_LOG_LEVEL,
   DEFAULT_SETUP_TIMEOUT_SECONDS,
   DEFAULT_STORE_TIMEOUT_SECONDS,
   DEFAULT_TEARDOWN_TIMEOUT_SECONDS,
+  DEFAULT_TIMEOUT_SECONDS,
   DEFAULT_WAIT_FOR_WORKERS_SECONDS,
-  LOG_LEVELS,
-  SCORING_METHODS,
+  resolveDefaultTimeout,
 } from "../../shared/defaults.ts";
-import { ORDER_VALUES, readOrderValue } from "../../shared/order-value.ts";
+import { LOG_LEVELS } from "../../shared/log-levels.ts";
+import { RESPONSE_CACHE_DIR } from "../../shared/response-cache-dir.ts";
+import { SCORING_METHODS } from "../../shared/datasets/scoring-methods.ts";
 
 /**
- * The option builders of every command and their parsers: what each flag is called, says in
- * `--help`, accepts and defaults to (defaults from shared/defaults.ts). A bad value is refused by
- * commander with the parser's message (exit 2). Only commander, the defaults and the order parser (no imports) are imported here:
+ * The option builders of every command: what each flag is called, says in `--help`, accepts and
+ * defaults to. With coordinator/cli/config.ts, the command line's config module: commander's
+ * defaults (from shared/defaults.ts) are for the `--help` text and fill in the flags the config
+ * then validates; nothing past the config applies a default of its own. A bad value is refused by
+ * commander with its parser's message (flag-parsers.ts, exit 2); the parsed shapes are in
+ * flag-types.ts. Only commander, the defaults and light vocabularies are imported here:
  * `evalfleet --help` loads this file and nothing heavier.
  */
 
-/** Collects a repeatable flag's values. */
-export function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-/** A number of seconds >= 0. */
-export function parseSeconds(flag: string): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`${flag} must be a number of seconds >= 0, got '${value}'`);
-    return n;
-  };
-}
-
-/** A number of seconds > 0. */
-export function parsePositiveSeconds(flag: string): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a number of seconds > 0, got '${value}'`);
-    return n;
-  };
-}
-
-/** A number > 0 (dollars). */
-export function parsePositiveNumber(flag: string): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a number > 0, got '${value}'`);
-    return n;
-  };
-}
-
-/** A whole number >= `min`. */
-export function parseWhole(flag: string, min: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || n < min) throw new InvalidArgumentError(`${flag} must be a whole number >= ${min}, got '${value}'`);
-    return n;
-  };
-}
-
-/** A fraction between 0 and 1. */
-export function parseFraction(flag: string): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(value) || n < 0 || n > 1) throw new InvalidArgumentError(`${flag} must be a fraction between 0 and 1 (0.95 for 95%), got '${value}'`);
-    return n;
-  };
-}
-
 /**
- * A fraction strictly between 0 and 1 (a confidence level or an alpha: 0 and 1 mean nothing there).
- * `example` is the usual value the message shows (default `0.95 for 95%`).
+ * `--record DIR`, `--replay DIR` and `--record-missing`: record and replay each case's HTTP exchanges
+ * and wrapped tool calls (docs/iterating.md). `fleet`: a distributed run, whose cassettes live in
+ * the fleet's bucket (`--record nats`), where every worker reaches them.
  */
-export function parseOpenFraction(flag: string, example = "0.95 for 95%"): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(value) || !(n > 0 && n < 1)) throw new InvalidArgumentError(`${flag} must be a fraction strictly between 0 and 1 (${example}), got '${value}'`);
-    return n;
-  };
-}
-
-/** The flags of the run commands as commander parses them (`run`, `list`, `coordinator run|resume`, `cli()`). */
-export interface RunFlags extends StoreFlags {
-  name?: string[];
-  tag?: string[];
-  set?: string[];
-  passThreshold?: number;
-  repeat?: number;
-  /** `--case-pass-rate`: a repeated case passes when at least this fraction of its trials pass. */
-  casePassRate?: number;
-  /** `--confidence`: the two-sided confidence of the report's intervals. */
-  confidence?: number;
-  /** Seconds. */
-  timeout?: number;
-  /** Seconds. */
-  setupTimeout?: number;
-  /** Seconds. */
-  teardownTimeout?: number;
-  /** KiB. */
-  maxOutputKb?: number;
-  /** Seconds. */
-  loadTimeout?: number;
-  jsonOutput?: string;
-  junit?: string;
-  list?: boolean;
-  verbose?: boolean;
-  concurrency?: number;
-  threads?: number;
-  /** Seconds. */
-  grace?: number;
-  /** MB. */
-  threadMemory?: number;
-  /** Absent on `list`, which logs nothing. */
-  logLevel?: string;
-  runId?: string;
-  /** Exulu's run fields (`--run-name`, `--description`, `--eval-function`, `--scoring-method`). */
-  runName?: string;
-  description?: string;
-  evalFunction?: string[];
-  scoringMethod?: string;
-  /** `--retries`: re-runs of a case whose failure is `infra`. */
-  retries?: number;
-  /** `--infra-errors-incomplete`: a run whose failures are all `infra` exits 3, not 1. */
-  infraErrorsIncomplete?: boolean;
-  /** `--budget-usd`: US dollars the whole run may spend. */
-  budgetUsd?: number;
-  /** `--budget-tokens`: tokens the whole run may use. */
-  budgetTokens?: number;
-  /** `--limit`, raw (repeatable): `KEY=rpm:N,tpm:N,concurrency:N` provider limits, or a bare N (the first N cases); split by `splitLimitValues`. */
-  limit?: string[];
-  /** Re-runs from the results store (`--rerun-failed RUN_ID`, ...). */
-  rerunFailed?: string;
-  rerunErrors?: string;
-  rerunIncomplete?: string;
-  lastFailed?: boolean;
-  /** Quick subsets. */
-  grep?: string;
-  sample?: number;
-  seed?: number;
-  filterMetadata?: string[];
-  /** `regrade`: the default judge's model for this regrade. */
-  judgeModel?: string;
-  /** `--cache` (true: local) or `--cache <mode>`. */
-  cache?: boolean | string;
-  /** `--cache-ttl`, as given (`7d`, `12h`, `30m`, `45s`, or seconds). */
-  cacheTtl?: string;
-  /** `--order`: `declared`, `history` or `random[:SEED]` (checked by its parser). */
-  order?: string;
-  /** `--estimate`: print the expected duration, tokens and cost from history; run nothing. */
-  estimate?: boolean;
-  /** `coordinator run --slots`: the slots an estimate plays the run on (workers x their concurrency). */
-  slots?: number;
-  /** `--record DIR`, `--replay DIR`, `--record-missing`: the cases' cassettes. */
-  record?: string;
-  replay?: string;
-  recordMissing?: boolean;
-}
-
-/** `--record DIR`, `--replay DIR` and `--record-missing`: record and replay each case's HTTP exchanges and wrapped tool calls (docs/iterating.md). */
-export function addCassetteFlags(cmd: Command): void {
+export function addCassetteFlags(cmd: Command, opts: { fleet?: boolean } = {}): void {
+  if (opts.fleet) {
+    cmd
+      .option("--record <nats>", "record every case's HTTP exchanges (context.fetch, the built-in model clients) and context.tool calls in the fleet's EVALFLEET_CASSETTES bucket (the only value: nats), one cassette per case and trial, redacted")
+      .option("--replay <nats>", "answer every case's requests from the fleet's cassettes (nats) without sending them, on whichever worker runs it; a request a cassette lacks fails the case")
+      .option("--record-missing", "with --replay nats: send and record the requests a cassette lacks instead of failing the case");
+    return;
+  }
   cmd
     .option("--record <dir>", "record every case's HTTP exchanges (context.fetch, the built-in model clients) and context.tool calls in DIR, one JSON cassette per case and trial, redacted")
     .option("--replay <dir>", "answer every case's requests from the cassettes in DIR without sending them; a request a cassette lacks fails the case")
     .option("--record-missing", "with --replay: send and record the requests a cassette lacks instead of failing the case");
-}
-
-/** A duration as `--cache-ttl` takes it: `7d`, `12h`, `30m`, `45s`, or a number of seconds. Null when it is not one. */
-export function parseDurationSeconds(value: string): number | null {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$/.exec(value);
-  if (!m) return null;
-  const n = Number(m[1]) * ({ "": 1, s: 1, m: 60, h: 3600, d: 86400 } as const)[m[2] as "" | "s" | "m" | "h" | "d"];
-  return n > 0 ? n : null;
 }
 
 /** `--cache [mode]` and `--cache-ttl`: the response cache of the built-in model clients. `shared: false`: a local run, whose help names only the local mode. */
@@ -195,61 +67,10 @@ export function addCacheFlags(cmd: Command, opts: { shared?: boolean } = {}): vo
     .option(
       "--cache [mode]",
       opts.shared === false
-        ? `answer repeated model calls of the built-in judge and agent from a cache in ${DEFAULT_CACHE_DIR} (local, the only mode here; only successful answers are kept; evalfleet cache clear empties it)`
-        : `answer repeated model calls of the built-in judge and agent from a cache: each worker's ${DEFAULT_CACHE_DIR} (--cache), or the fleet's bucket on NATS (--cache shared)`,
+        ? `answer repeated model calls of the built-in judge and agent from a cache in ${RESPONSE_CACHE_DIR} (local, the only mode here; only successful answers are kept; evalfleet cache clear empties it)`
+        : `answer repeated model calls of the built-in judge and agent from a cache: each worker's ${RESPONSE_CACHE_DIR} (--cache), or the fleet's bucket on NATS (--cache shared)`,
     )
     .option("--cache-ttl <duration>", `how long a cached answer stays good: 7d, 12h, 30m, 45s or seconds (default: ${DEFAULT_CACHE_TTL_SECONDS / 86400}d)`);
-}
-
-/** The results-store flags of a run command. */
-export interface StoreFlags {
-  /** The store URL (`--db`, else `$EVALFLEET_DB`). */
-  db?: string;
-  /** Seconds. */
-  dbTimeout?: number;
-  failOnRegression?: boolean;
-  /** `--regression-alpha`: the gate's false-alarm bound, strictly between 0 and 1. */
-  regressionAlpha?: number;
-  /** `--baseline`: the run the gate compares with, instead of the last run on this branch. */
-  baseline?: string;
-  /** `--quarantine-flaky`: known-flaky cases are reported by the gate, never failing it. */
-  quarantineFlaky?: boolean;
-  /** KiB; 0 keeps no transcripts. */
-  maxTranscriptKb?: number;
-}
-
-/** The NATS connection flags, and the log level of the command. */
-export interface NatsCliFlags extends NatsFlags {
-  logLevel: string;
-}
-
-/** The flags of `coordinator run` and `coordinator resume`. All durations in seconds. */
-export interface CoordinatorFlags extends RunFlags, NatsCliFlags {
-  logLevel: string;
-  waitForWorkers: number;
-  maxAttempts: number;
-  deadline?: number;
-  ackWait: number;
-  cancelGrace: number;
-  brokerTimeout: number;
-  /** `coordinator run` only: resume the run when its id already exists (a replaced Job pod). */
-  resumeExisting?: boolean;
-  /** `coordinator run` only: what SIGTERM does. */
-  onSigterm?: "cancel" | "leave";
-}
-
-/** The HTTP endpoint flags of the standing services. */
-export interface HttpFlags {
-  httpPort?: number;
-  httpHost: string;
-}
-
-/** The flags of the history commands that read the store. */
-export interface HistoryReadFlags {
-  db?: string;
-  /** Seconds. */
-  dbTimeout: number;
-  json?: boolean;
 }
 
 /** The `--log-level` flag; `capitalized` keeps the run commands' help text as it always was. */
@@ -261,12 +82,12 @@ function logLevelOption(defaultLevel: string, capitalized: boolean): Option {
  * Selection (`--name`, `--tag`, `--set`), `--timeout` and the reports, then `--list`, `-v` and
  * `--log-level`. `list: false` leaves out `--list` (`evalfleet list`, `coordinator resume`);
  * `running: false` leaves out what only a run uses (`--junit`, `-v`, `--log-level`: `evalfleet list`).
- * `suiteDefault: false` when no suite file can set the default timeout (`cli(cases)`, whose default is given).
+ * `script` when no suite file can set the default timeout (`cli(cases)`), with the default the script gives (null: none).
  */
-export function addSelectionAndReportFlags(cmd: Command, defaultTimeout: number, opts: { list?: boolean; running?: boolean; suiteDefault?: boolean } = {}): void {
+export function addSelectionAndReportFlags(cmd: Command, opts: { list?: boolean; running?: boolean; script?: { defaultTimeout: number | null | undefined } } = {}): void {
   const running = opts.running !== false;
   // No commander default: an unset --timeout lets the suite's defaultTimeout apply, so the help text says the chain.
-  const timeoutDefault = opts.suiteDefault === false ? `${defaultTimeout}` : `the suite's defaultTimeout, else ${defaultTimeout}`;
+  const timeoutDefault = opts.script ? `${resolveDefaultTimeout(opts.script.defaultTimeout)}` : `the suite's defaultTimeout, else ${DEFAULT_TIMEOUT_SECONDS}`;
   cmd
     .option("--name <name>", "Run only the case with this name (repeatable)", collect)
     .option("--tag <tag>", "Run only cases with this tag (repeatable: a case matches any)", collect)
@@ -387,15 +208,9 @@ export function addScheduleFlags(cmd: Command, opts: { slots?: boolean } = {}): 
   if (opts.slots) cmd.addOption(new Option("--slots <n>", "with --estimate: the fleet's slots to play the run on (workers x each worker's --concurrency)").argParser(parseWhole("--slots", 1)).default(DEFAULT_CONCURRENCY));
 }
 
-/** `--order`'s parser: the value as given, once it parses (random's seed is drawn when the run's settings are compiled). */
-function parseOrder(value: string): string {
-  if (!readOrderValue(value)) throw new InvalidArgumentError(`--order must be ${ORDER_VALUES}, got '${value}'`);
-  return value.trim();
-}
-
-/** `cli(cases)`'s `--concurrency`: cases in flight in this thread. */
-export function addInlineConcurrencyFlag(cmd: Command, defaultConcurrency: number): void {
-  cmd.addOption(new Option("--concurrency <n>", "Cases in flight at once (inline, in this thread)").argParser(parseWhole("--concurrency", 1)).default(defaultConcurrency));
+/** `cli(cases)`'s `--concurrency`: cases in flight in this thread, default 1 (Agno's sequential order). */
+export function addInlineConcurrencyFlag(cmd: Command): void {
+  cmd.addOption(new Option("--concurrency <n>", "Cases in flight at once (inline, in this thread)").argParser(parseWhole("--concurrency", 1)).default(DEFAULT_INLINE_CONCURRENCY));
 }
 
 /** Adds `--db`, `--db-timeout` and `--fail-on-regression` to a run command; `env: false` leaves `$EVALFLEET_DB` to the caller. */
@@ -424,6 +239,23 @@ export function addHistoryReadFlags(cmd: Command, opts: { json?: boolean } = {})
     .addOption(new Option("--db <url>", "the results store: sqlite:PATH or postgres://USER@HOST/DB (default $EVALFLEET_DB)").env("EVALFLEET_DB"))
     .addOption(new Option("--db-timeout <seconds>", "bound on connecting and on each query").argParser(parsePositiveSeconds("--db-timeout")).default(DEFAULT_STORE_TIMEOUT_SECONDS));
   if (opts.json !== false) cmd.option("--json", "print JSON instead of a table");
+}
+
+/** `compare`'s `--regression-alpha`: the false-alarm rate of its verdict, default 0.05. */
+export function regressionAlphaOption(): Option {
+  return new Option("--regression-alpha <alpha>", "the false-alarm rate of the verdict: two runs of the same agent are called regressed at most this often")
+    .argParser(parseOpenFraction("--regression-alpha", "0.05 for 5%"))
+    .default(DEFAULT_REGRESSION_ALPHA);
+}
+
+/** `--confidence` of the history commands: the two-sided level of the intervals they show, default 0.95. */
+export function historyConfidenceOption(): Option {
+  return new Option("--confidence <level>", "two-sided confidence of the intervals shown").argParser(parseOpenFraction("--confidence")).default(DEFAULT_CONFIDENCE);
+}
+
+/** `coordinator cancel --reason`: why, recorded in the report; default "cancelled from the command line". */
+export function addCancelReasonFlag(cmd: Command): void {
+  cmd.option("--reason <text>", "why (recorded in the report)", DEFAULT_CANCEL_REASON);
 }
 
 /** A history command's count of runs (`--limit`, `--last`), default {@link DEFAULT_HISTORY_RUNS}. */

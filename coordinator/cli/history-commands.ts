@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
-import { DEFAULT_CONFIDENCE, DEFAULT_REGRESSION_ALPHA } from "../../shared/defaults.ts";
-import { addHistoryReadFlags, historyRunsOption, parseOpenFraction, type HistoryReadFlags } from "./flags.ts";
+import { addHistoryReadFlags, historyConfidenceOption, historyRunsOption, regressionAlphaOption } from "./flags.ts";
+import type { HistoryReadFlags } from "./flag-types.ts";
 import type { CommandContext } from "./io.ts";
 
 /**
@@ -42,8 +42,8 @@ export function addHistoryCommands(program: Command, ctx: CommandContext): void 
   addHistoryReadFlags(compare);
   compare.option("--html <file>", "also write the two runs side by side as one self-contained HTML page: flips first, output diffs per case");
   compare
-    .addOption(new Option("--regression-alpha <alpha>", "the false-alarm rate of the verdict: two runs of the same agent are called regressed at most this often").argParser(parseOpenFraction("--regression-alpha", "0.05 for 5%")).default(DEFAULT_REGRESSION_ALPHA))
-    .addOption(confidenceOption());
+    .addOption(regressionAlphaOption())
+    .addOption(historyConfidenceOption());
   compare.action(async (a: string, b: string, flags: HistoryReadFlags & { html?: string; regressionAlpha: number; confidence: number }) => ctx.setCode(await (await history()).compareRecordedRuns(a, b, flags, ctx.io)));
 
   const flaky = program.command("flaky").description("Per case, the pass rate and the number of pass/fail flips over the last runs of a suite");
@@ -53,7 +53,7 @@ export function addHistoryCommands(program: Command, ctx: CommandContext): void 
     .option("--branch <name>", "only runs recorded on this git branch")
     .addOption(historyRunsOption("--last <n>", "how many runs, newest first", "--last", 2))
     .option("--all", "list every case, not only the flaky ones")
-    .addOption(confidenceOption());
+    .addOption(historyConfidenceOption());
   flaky.action(async (flags: HistoryReadFlags & { suite?: string; branch?: string; last: number; all?: boolean; confidence: number }) => ctx.setCode(await (await history()).flakyCases(flags, ctx.io)));
 
   const exported = program
@@ -77,10 +77,6 @@ export function addHistoryCommands(program: Command, ctx: CommandContext): void 
   report.action(async (runId: string | undefined, flags: HistoryReadFlags & { html?: string; last: number }) => ctx.setCode(await (await history()).writeHtmlReport(runId, flags, ctx.io)));
 }
 
-/** `--confidence` of the history commands: the two-sided level of the intervals they show. */
-function confidenceOption(): Option {
-  return new Option("--confidence <level>", "two-sided confidence of the intervals shown").argParser(parseOpenFraction("--confidence")).default(DEFAULT_CONFIDENCE);
-}
 
 /** A subcommand's options merged with its parent's: a value given on the command line wins, wherever commander put it. */
 function givenFlags(cmd: Command): Record<string, unknown> {

@@ -2,7 +2,7 @@ import { processEnvironment } from "../../shared/environment.ts";
 import { loadSuiteWithin } from "../../shared/suite/bounded-load.ts";
 import { runConfigFrom } from "./config.ts";
 import { executeRun } from "./execute-run.ts";
-import type { RunFlags } from "./flags.ts";
+import type { RunFlags } from "./flag-types.ts";
 import type { ResolvedIO } from "./io.ts";
 import { inlineRunner, poolRunner } from "./local-runners.ts";
 import type { RunConfig } from "./config.ts";
@@ -31,5 +31,5 @@ export async function runLocal(command: "run" | "list", suiteArgument: string | 
 /** The run's worker threads, started with the shape its pool will have. */
 async function prestartThreads(config: RunConfig): Promise<PrestartedThreads> {
   const { PrestartedThreads, threadShape } = await import("../../worker/pool/case-pool.ts");
-  return PrestartedThreads.start(threadShape(config));
+  return PrestartedThreads.start(threadShape({ threads: config.poolThreads, concurrency: config.concurrency, threadMemoryMb: config.threadMemoryMb }));
 }

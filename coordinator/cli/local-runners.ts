@@ -46,7 +46,7 @@ export function poolRunner(suite: LoadedSuite, config: RunConfig, regrade: Regra
       suite: await runOnThreads(suite, ctx.selected, {
         ...runContextOptions(ctx, config),
         concurrency: config.concurrency,
-        threads: config.threads ?? undefined,
+        threads: config.poolThreads,
         threadMemoryMb: config.threadMemoryMb,
         prestarted,
         logLevel: config.logLevel,

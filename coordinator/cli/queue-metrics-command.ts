@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { NatsFlags } from "../../shared/broker/nats-settings.ts";
-import { addLoadTimeoutFlag, addHttpFlags, addNatsFlags, addServiceLogLevelFlag, type HttpFlags } from "./flags.ts";
+import { addLoadTimeoutFlag, addHttpFlags, addNatsFlags, addServiceLogLevelFlag } from "./flags.ts";
+import type { HttpFlags } from "./flag-types.ts";
 import type { CommandContext, ResolvedIO } from "./io.ts";
 
 /**
@@ -9,7 +10,8 @@ import type { CommandContext, ResolvedIO } from "./io.ts";
  */
 
 /** The flags of `queue-metrics`. */
-type QueueMetricsFlags = NatsFlags & HttpFlags & { logLevel: string; loadTimeout?: number };
+/** The flags of `queue-metrics`; commander fills in the defaults of `--log-level` and `--load-timeout` (flags.ts). */
+type QueueMetricsFlags = NatsFlags & HttpFlags & { logLevel: string; loadTimeout: number };
 
 /** Registers `queue-metrics` on the program. */
 export function addQueueMetricsCommand(program: Command, ctx: CommandContext): void {

@@ -8,7 +8,7 @@ import { RegradeSource } from "../history/regrade-source.ts";
 import { ResultsStore } from "../history/store/store.ts";
 import { runConfigFrom } from "./config.ts";
 import { executeRun } from "./execute-run.ts";
-import type { RunFlags } from "./flags.ts";
+import type { RunFlags } from "./flag-types.ts";
 import type { ResolvedIO } from "./io.ts";
 import { inlineRunner, poolRunner } from "./local-runners.ts";
 

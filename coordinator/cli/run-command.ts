@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { DEFAULT_TIMEOUT_SECONDS } from "../../shared/defaults.ts";
-import { addCacheFlags, addCassetteFlags, addIterateFlags, addScheduleFlags, addLoadTimeoutFlag, addEngineFlags, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags, type RunFlags } from "./flags.ts";
+import { addCacheFlags, addCassetteFlags, addIterateFlags, addScheduleFlags, addLoadTimeoutFlag, addEngineFlags, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags } from "./flags.ts";
+import type { RunFlags } from "./flag-types.ts";
 import type { CommandContext } from "./io.ts";
 
 /**
@@ -15,7 +15,7 @@ export function addRunCommands(program: Command, ctx: CommandContext): void {
     .command("run")
     .description("Run a suite file on a pool of worker threads (local mode, no broker)")
     .argument("[suite]", "suite file (.ts, .mts, .js, .mjs); default $EVALFLEET_SUITE");
-  addSelectionAndReportFlags(run, DEFAULT_TIMEOUT_SECONDS);
+  addSelectionAndReportFlags(run);
   addRunPolicyFlags(run);
   addRunDefinitionFlags(run);
   addEngineFlags(run);
@@ -36,7 +36,7 @@ export function addRunCommands(program: Command, ctx: CommandContext): void {
     .description("Grade the stored outputs of a recorded run again with the suite's checks as they are now: no agent runs, no setup or teardown; recorded as a new run")
     .argument("<run-id>", "the recorded run (or a prefix of its id only it has)")
     .argument("[suite]", "suite file; default: the one recorded with the run");
-  addSelectionAndReportFlags(regrade, DEFAULT_TIMEOUT_SECONDS, { list: false });
+  addSelectionAndReportFlags(regrade, { list: false });
   addRunPolicyFlags(regrade, { repeat: false });
   addRunDefinitionFlags(regrade);
   addEngineFlags(regrade);
@@ -54,7 +54,7 @@ export function addRunCommands(program: Command, ctx: CommandContext): void {
     .description("List the selected cases of a suite file without running them")
     .argument("[suite]", "suite file; default $EVALFLEET_SUITE");
   // Only what listing uses: the selection, the timeout shown per case, the JSON case list.
-  addSelectionAndReportFlags(list, DEFAULT_TIMEOUT_SECONDS, { list: false, running: false });
+  addSelectionAndReportFlags(list, { list: false, running: false });
   addLoadTimeoutFlag(list);
   list.action(async (suite: string | undefined, flags: RunFlags) => {
     const { runLocal } = await import("./local-run.ts");

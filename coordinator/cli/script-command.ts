@@ -3,14 +3,15 @@ import type { Case } from "../../shared/case/case.ts";
 import type { JudgeModel } from "../../shared/case/judge-model.ts";
 import type { McpClientLike } from "../../shared/case/mcp-client.ts";
 import type { LoadedSuite } from "../../shared/suite/suite.ts";
-import { DEFAULT_INLINE_CONCURRENCY, DEFAULT_SUITE_NAME, resolveDefaultTimeout } from "../../shared/defaults.ts";
+import { looseCasesSuiteName } from "../library-config.ts";
 import { processEnvironment } from "../../shared/environment.ts";
 import { normalizeEvalSets, type EvalSetsDefinition } from "../../shared/datasets/eval-sets.ts";
 import type { DbOption } from "../history/recording/record-run.ts";
 import { ExitCode } from "../run/exit-code.ts";
 import { runConfigFrom } from "./config.ts";
 import { executeRun } from "./execute-run.ts";
-import { addInlineConcurrencyFlag, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags, type RunFlags } from "./flags.ts";
+import { addInlineConcurrencyFlag, addProviderFlags, addRunDefinitionFlags, addRunPolicyFlags, addSelectionAndReportFlags, addStoreFlags } from "./flags.ts";
+import type { RunFlags } from "./flag-types.ts";
 import { evalFunctionRegistry, type EvalFunctionsDefinition } from "../../shared/case/eval-functions.ts";
 import { unknownEvalFunction } from "../../shared/datasets/dataset.ts";
 import { ErrorCode, EvalfleetError } from "../../shared/errors.ts";
@@ -64,12 +65,12 @@ export async function runScript(cases: readonly Case[], options: CliOptions = {}
   const program = new Command("evals")
     .description("Run the eval suite, or a subset with --name/--tag.")
     .helpOption("-h, --help", "Show this help");
-  addSelectionAndReportFlags(program, resolveDefaultTimeout(options.defaultTimeout), { suiteDefault: false });
+  addSelectionAndReportFlags(program, { script: { defaultTimeout: options.defaultTimeout } });
   addRunPolicyFlags(program);
   addRunDefinitionFlags(program);
   // $EVALFLEET_DB is read after options.db here: a script that names its store keeps it.
   addStoreFlags(program, { env: false });
-  addInlineConcurrencyFlag(program, DEFAULT_INLINE_CONCURRENCY);
+  addInlineConcurrencyFlag(program);
   addProviderFlags(program);
   let code: number = ExitCode.Usage;
   program.action(async (flags: RunFlags) => {
@@ -80,7 +81,8 @@ export async function runScript(cases: readonly Case[], options: CliOptions = {}
     useSuiteRedactShapes(options.redactShapes);
     const config = runConfigFrom({ command: "script", flags, env: processEnvironment(), scriptDb: options.db });
     const suite: LoadedSuite = {
-      name: DEFAULT_SUITE_NAME,
+      // A script's cases belong to no suite file: they go by the name of loose cases, as runCases'.
+      name: looseCasesSuiteName(null),
       path: "",
       cases,
       judgeModel: options.judgeModel ?? null,

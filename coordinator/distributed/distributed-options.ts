@@ -3,11 +3,12 @@ import type { SuiteResult } from "../../shared/result/result.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { NatsSettings } from "../../shared/broker/connection.ts";
 import type { SuiteHooks } from "../../shared/hooks.ts";
-import type { ScoringMethod } from "../../shared/defaults.ts";
+import type { ScoringMethod } from "../../shared/datasets/scoring-methods.ts";
 import type { Budget } from "../../shared/providers/budget.ts";
 import type { PriceTable } from "../../shared/providers/prices.ts";
 import type { LimitTable } from "../../shared/providers/limit-spec.ts";
 import type { SelectedCase, Selector } from "../run/select.ts";
+import { compileRunSettings, type RunSettings, type RunSettingsSuite } from "../../shared/run-settings.ts";
 
 /** What a distributed run (distributed-run.ts) is told by its caller, and what it answers. */
 
@@ -30,6 +31,8 @@ export interface DistributedRunOptions extends SuiteHooks, Selector {
   maxTranscriptBytes?: number;
   /** The response cache of the workers' model calls: each worker's folder, or the fleet's shared bucket. Default none. */
   cache?: { kind: "local" | "shared"; ttlSeconds: number } | null;
+  /** The run's cassettes in the fleet's bucket (`--record nats`, `--replay nats`). Default none. */
+  cassette?: { mode: "record" | "replay"; recordMissing: boolean } | null;
   /** Give up (exit 3) when no compatible worker has joined within this many seconds. Default 60. */
   waitForWorkersSeconds?: number;
   /** Deliveries per case before it is recorded as lost. Default 3. */
@@ -80,6 +83,54 @@ export interface DistributedRunOptions extends SuiteHooks, Selector {
   etaSeconds?: (() => number) | null;
   /** Which workers are busy: in-flight cases per worker, and how many workers joined. */
   onWorkers?: (busy: ReadonlyMap<string, number>, joined: number) => void;
+}
+
+/**
+ * What a distributed run reads compiled: the bounds its manifest records (the case timeout, the
+ * setup and teardown bounds, the output kept, the deliveries, the ack wait) and the coordinator's
+ * own timings (waiting for workers, the cancel grace, the broker's absence, reconciling), in the
+ * units of RunSettings.
+ */
+export type DistributedSettings = Pick<
+  RunSettings,
+  "defaultTimeoutSeconds" | "setupTimeoutSeconds" | "teardownTimeoutSeconds" | "maxOutputBytes" | "maxAttempts" | "ackWaitMs" | "waitForWorkersMs" | "cancelGraceMs" | "brokerLossMs" | "reconcileMs"
+>;
+
+/**
+ * The bounds and timings of a distributed run, compiled once from its options and the suite by
+ * compileRunSettings: the option's value, else the suite's (the timeouts), else the default of
+ * shared/defaults.ts; a value out of range is a usage error naming the option. The command line
+ * hands over values it compiled already, so they come back unchanged.
+ */
+export function compileDistributedSettings(options: DistributedRunOptions, suite: RunSettingsSuite): DistributedSettings {
+  const settings = compileRunSettings(
+    {
+      defaultTimeoutSeconds: options.defaultTimeout,
+      setupTimeoutSeconds: options.setupTimeout,
+      teardownTimeoutSeconds: options.teardownTimeout,
+      maxOutputBytes: options.maxOutputBytes,
+      maxAttempts: options.maxAttempts,
+      ackWaitSeconds: options.ackWaitSeconds,
+      waitForWorkersSeconds: options.waitForWorkersSeconds,
+      cancelGraceSeconds: options.cancelGraceSeconds,
+      brokerLossSeconds: options.brokerLossSeconds,
+      reconcileSeconds: options.reconcileSeconds,
+    },
+    // Only what the bounds are merged from: the suite's limits, prices and evaluation functions are the manifest's business (publish.ts).
+    { defaultTimeout: suite.defaultTimeout, setupTimeoutSeconds: suite.setupTimeoutSeconds, teardownTimeoutSeconds: suite.teardownTimeoutSeconds },
+  );
+  return {
+    defaultTimeoutSeconds: settings.defaultTimeoutSeconds,
+    setupTimeoutSeconds: settings.setupTimeoutSeconds,
+    teardownTimeoutSeconds: settings.teardownTimeoutSeconds,
+    maxOutputBytes: settings.maxOutputBytes,
+    maxAttempts: settings.maxAttempts,
+    ackWaitMs: settings.ackWaitMs,
+    waitForWorkersMs: settings.waitForWorkersMs,
+    cancelGraceMs: settings.cancelGraceMs,
+    brokerLossMs: settings.brokerLossMs,
+    reconcileMs: settings.reconcileMs,
+  };
 }
 
 /** A distributed run's outcome: the results, and whether the run finished or why not. */

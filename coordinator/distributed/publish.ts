@@ -13,7 +13,8 @@ import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import { encodeSelection } from "../../shared/wire/case-selection.ts";
 import type { RunTokens } from "../../shared/wire/case-token.ts";
 import { NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../../shared/wire/nats.ts";
-import { DEFAULT_ACK_WAIT_SECONDS, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_OUTPUT_KB, DEFAULT_TIMEOUT_SECONDS, resolveDefaultTimeout, resolveHookTimeouts, type ScoringMethod } from "../../shared/defaults.ts";
+import type { ScoringMethod } from "../../shared/datasets/scoring-methods.ts";
+import type { RunSettings } from "../../shared/run-settings.ts";
 import { checkPassThreshold, checkRepeat } from "../run/policy.ts";
 import type { SelectedCase } from "../run/select.ts";
 import { deliveryKey } from "../run/trial-ledger.ts";
@@ -43,24 +44,17 @@ const PUBLISH_WINDOW_MESSAGES = 256;
 /** Attempts per case message before publishing gives up (with a growing pause between them). */
 const PUBLISH_ATTEMPTS = 5;
 
-/** What the caller chose for a new run (the rest comes from the suite). */
+/**
+ * What the caller chose for a new run besides its bounds (those come compiled: {@link ManifestBounds}).
+ * The rest comes from the suite.
+ */
 export interface ManifestSettings {
-  /** Seconds for cases that set none; default: the suite's, then {@link DEFAULT_TIMEOUT_SECONDS}. */
-  defaultTimeout?: number | null;
-  /** Seconds, the setup bound of cases that set none; default: the suite's, then 60. */
-  setupTimeout?: number | null;
-  /** Seconds, the teardown bound of cases that set none; default: the suite's, then 60. */
-  teardownTimeout?: number | null;
-  /** Largest output a worker keeps on a result, in bytes. Default {@link DEFAULT_MAX_OUTPUT_KB} KiB. */
-  maxOutputBytes?: number;
   /** Keep each case's transcript within this many bytes (a recorded run). Default 0: none. */
   maxTranscriptBytes?: number;
   /** The response cache of the workers' model calls (`--cache`, `--cache shared`). Default none. */
   cache?: RunManifest["cache"];
-  /** Default {@link DEFAULT_MAX_ATTEMPTS}. */
-  maxAttempts?: number;
-  /** Default {@link DEFAULT_ACK_WAIT_SECONDS}. */
-  ackWaitSeconds?: number;
+  /** The run's cassettes in the fleet's bucket (`--record nats`, `--replay nats`). Default none. */
+  cassette?: RunManifest["cassette"];
   /** Default false. */
   forwardEvents?: boolean;
   /** Default 1. */
@@ -95,20 +89,28 @@ export function runConsumerConfig(manifest: Pick<RunManifest, "runId" | "ackWait
   };
 }
 
-/** A new run's manifest: the suite, the selection, and the settings resolved against the suite's. */
-export function newManifest(runId: string, suite: LoadedSuite, selected: readonly SelectedCase[], settings: ManifestSettings): RunManifest {
+/**
+ * The bounds a manifest records, compiled (compileRunSettings, the suite's merged under the
+ * caller's): the case bounds in seconds and bytes, the deliveries and the ack wait in ms.
+ */
+export type ManifestBounds = Pick<RunSettings, "defaultTimeoutSeconds" | "setupTimeoutSeconds" | "teardownTimeoutSeconds" | "maxOutputBytes" | "maxAttempts" | "ackWaitMs">;
+
+/** A new run's manifest: the suite, the selection, the compiled bounds, and the caller's other settings resolved against the suite's. */
+export function newManifest(runId: string, suite: LoadedSuite, selected: readonly SelectedCase[], settings: ManifestSettings, bounds: ManifestBounds): RunManifest {
   return {
     v: NATS_PROTOCOL,
     runId,
     suite: { name: suite.name, fingerprint: suite.fingerprint, path: manifestSuitePath(suite.path) },
     selection: encodeSelection(selected.map((s) => s.index), suite.cases.length),
-    defaultTimeout: resolveDefaultTimeout(settings.defaultTimeout, suite.defaultTimeout),
-    ...hookSettings(settings, suite),
-    maxOutputBytes: settings.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_KB * 1024,
+    defaultTimeout: bounds.defaultTimeoutSeconds,
+    setupTimeout: bounds.setupTimeoutSeconds,
+    teardownTimeout: bounds.teardownTimeoutSeconds,
+    maxOutputBytes: bounds.maxOutputBytes,
     maxTranscriptBytes: Math.max(0, Math.floor(settings.maxTranscriptBytes ?? 0)),
     cache: settings.cache ?? null,
-    maxAttempts: settings.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    ackWaitSeconds: settings.ackWaitSeconds ?? DEFAULT_ACK_WAIT_SECONDS,
+    cassette: settings.cassette ?? null,
+    maxAttempts: bounds.maxAttempts,
+    ackWaitSeconds: bounds.ackWaitMs / 1000,
     forwardEvents: settings.forwardEvents ?? false,
     repeat: checkRepeat(settings.repeat),
     retries: settings.retries ?? 0,
@@ -121,12 +123,6 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
     createdAt: new Date().toISOString(),
     coordinator: { host: processLabel().split("/")[0]!, pid: process.pid },
   };
-}
-
-/** The manifest's setup and teardown bounds: the caller's, else the suite's, else 60 s each. */
-function hookSettings(settings: ManifestSettings, suite: LoadedSuite): { setupTimeout: number; teardownTimeout: number } {
-  const hooks = resolveHookTimeouts({ setup: settings.setupTimeout, teardown: settings.teardownTimeout }, { setup: suite.setupTimeoutSeconds, teardown: suite.teardownTimeoutSeconds });
-  return { setupTimeout: hooks.setup, teardownTimeout: hooks.teardown };
 }
 
 /**

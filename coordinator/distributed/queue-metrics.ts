@@ -112,7 +112,7 @@ export interface QueueMetricsOptions {
   suite: { name: string; fingerprint: string };
   nats: NatsSettings;
   /** Where to serve `/queue`, `/metrics`, `/healthz`, `/readyz` (port 0 picks a free one; host default `0.0.0.0`). */
-  http: { port: number; host?: string };
+  http: { port: number; host: string };
   /** A measurement is reused for this long, in ms, so concurrent scrapes cost one listing. Default 1000. */
   cacheMs?: number;
   logger?: Logger;

@@ -1,5 +1,5 @@
 import type { Broker } from "../../shared/broker/setup.ts";
-import { COORDINATOR_HEARTBEAT_SECONDS } from "../../shared/defaults.ts";
+import { COORDINATOR_HEARTBEAT_SECONDS } from "./coordinator-heartbeat.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { isFinishedPhase, type RunRecordPhase } from "../../shared/wire/nats.ts";

@@ -2,7 +2,7 @@ import type { Broker } from "../../shared/broker/setup.ts";
 import { openRunKeys } from "../../shared/broker/setup.ts";
 import { decodeSelection } from "../../shared/wire/case-selection.ts";
 import { CaseResult } from "../../shared/result/result.ts";
-import { COORDINATOR_LOST_SECONDS } from "../../shared/defaults.ts";
+import { COORDINATOR_LOST_SECONDS } from "./coordinator-heartbeat.ts";
 import { CASES_STREAM, RESULTS_STREAM, caseSubjects, deliveryOfSubject, runConsumer, runKeys, resultSubjects } from "../../shared/broker/subjects.ts";
 import { CancelSchema, WorkerRecordSchema, isFinishedPhase, tryParseJson, type WorkerRecord } from "../../shared/wire/nats.ts";
 import { checkResultMessage } from "./result-check.ts";
@@ -38,7 +38,7 @@ export interface RunProgress {
   etaSeconds: number | null;
   /**
    * True when the run is not over and its coordinator's heartbeat has stopped for more than
-   * COORDINATOR_LOST_SECONDS (shared/defaults.ts): `coordinator resume` finishes it.
+   * COORDINATOR_LOST_SECONDS (coordinator-heartbeat.ts): `coordinator resume` finishes it.
    */
   coordinatorLost: boolean;
   /** Deliveries of the run: selected cases times `trials`. */

@@ -13,7 +13,7 @@ import { renderCompareHtml } from "./html/compare-report.ts";
 import { StoreError } from "./store/driver.ts";
 import { abandonedBefore, type RunRecord } from "./store/run-record.ts";
 import type { CaseRecord } from "./store/case-record.ts";
-import { STORE_HEARTBEAT_SECONDS } from "../../shared/defaults.ts";
+import { STORE_HEARTBEAT_SECONDS } from "./store/run-heartbeat.ts";
 import { ResultsStore } from "./store/store.ts";
 import { compareRuns } from "./compare.ts";
 import { trialCaseOfRecord } from "./case-trials.ts";
@@ -22,7 +22,7 @@ import { compareSignificance, significanceJson } from "./significance.ts";
 import { significanceLines } from "./significance-text.ts";
 import { historyBefore } from "./recording/record-run.ts";
 import { flakiness, isFlaky } from "./flaky.ts";
-import { FLAKY_RATE_MARGIN } from "../../shared/defaults.ts";
+import { FLAKY_RATE_MARGIN } from "./flaky.ts";
 import { formatPercentInterval } from "../../shared/stats/interval.ts";
 import { toExuluExport, toReportExport } from "./export.ts";
 

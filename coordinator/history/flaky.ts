@@ -1,4 +1,4 @@
-import { DEFAULT_CONFIDENCE, FLAKY_RATE_MARGIN } from "../../shared/defaults.ts";
+import { CONVENTIONAL_CONFIDENCE } from "../../shared/stats/conventional-levels.ts";
 import type { Interval } from "../../shared/stats/interval.ts";
 import { wilsonInterval } from "../../shared/stats/wilson.ts";
 import { trialsOfReport, type TrialReport } from "./case-trials.ts";
@@ -12,6 +12,14 @@ import { outcomeOf, type HistoryCase, type Outcome } from "./outcome.ts";
  * passes sometimes and fails sometimes, not a good case with one blip or a broken one that once
  * passed. Pure; no I/O.
  */
+
+/**
+ * The margin m of the flaky rule: a case is flaky when the interval of its pass rate over its
+ * trials lies inside (0.05, 0.95): evidence that it passes and fails, where one failure in 30 good
+ * runs (interval up to 0.99) or one pass in 30 bad ones is not. Part of what "flaky" means here
+ * (`flaky`, `--quarantine-flaky`), not a setting.
+ */
+export const FLAKY_RATE_MARGIN = 0.05;
 
 /** One run of the window, oldest first. A case with its report entry (`report`) counts each of its repeats. */
 export interface HistoryRun {
@@ -44,9 +52,9 @@ export interface CaseFlakiness {
 
 /**
  * Flakiness of every case seen in `runs` (oldest first), intervals at `confidence` (default
- * {@link DEFAULT_CONFIDENCE}). Sorted: flaky first, then most flips, then lowest pass rate, then name.
+ * {@link CONVENTIONAL_CONFIDENCE}). Sorted: flaky first, then most flips, then lowest pass rate, then name.
  */
-export function flakiness(runs: readonly HistoryRun[], confidence: number = DEFAULT_CONFIDENCE): CaseFlakiness[] {
+export function flakiness(runs: readonly HistoryRun[], confidence: number = CONVENTIONAL_CONFIDENCE): CaseFlakiness[] {
   const names: string[] = [];
   const seen = new Set<string>();
   // Newest run's order first, so the table reads like the suite.

@@ -1,4 +1,4 @@
-import { DEFAULT_CONFIDENCE, DEFAULT_REGRESSION_ALPHA, GATE_RUN_LEVEL_ALPHA_SHARE } from "../../shared/defaults.ts";
+import { CONVENTIONAL_CONFIDENCE, CONVENTIONAL_ALPHA } from "../../shared/stats/conventional-levels.ts";
 import { mcnemarExact } from "../../shared/stats/binomial-test.ts";
 import { fisherExact } from "../../shared/stats/fisher-exact.ts";
 import type { Interval } from "../../shared/stats/interval.ts";
@@ -27,6 +27,12 @@ import { newcombePairedInterval, pairedDifferenceTest } from "../../shared/stats
  * - The mean score (judge or scorer) gets its own paired test, reported beside the pass rate; it
  *   does not move the verdict.
  */
+
+/**
+ * The share of the gate's alpha spent on the run-level test; the per-case tests get the rest.
+ * How the gate splits its false-alarm budget (part of its method), not a setting.
+ */
+const GATE_RUN_LEVEL_ALPHA_SHARE = 0.5;
 
 /** One side of a case: its trials that passed, failed, and ended in an infrastructure error (left out). */
 export interface SideTrials {
@@ -64,9 +70,9 @@ export interface PairedCase {
 
 /** How the comparison is made. */
 export interface SignificanceOptions {
-  /** The false-alarm bound of the verdict, 0 < alpha < 1; default {@link DEFAULT_REGRESSION_ALPHA}. */
+  /** The false-alarm bound of the verdict, 0 < alpha < 1; default {@link CONVENTIONAL_ALPHA}. */
   alpha?: number;
-  /** Two-sided confidence of the intervals reported; default {@link DEFAULT_CONFIDENCE}. */
+  /** Two-sided confidence of the intervals reported; default {@link CONVENTIONAL_CONFIDENCE}. */
   confidence?: number;
 }
 
@@ -208,8 +214,8 @@ function passRateTest(compared: readonly CaseComparison[], alpha: number, confid
  * outside (0, 1), naming the case and field.
  */
 export function compareSignificance(cases: readonly PairedCase[], options: SignificanceOptions = {}): SignificanceResult {
-  const alpha = options.alpha ?? DEFAULT_REGRESSION_ALPHA;
-  const confidence = options.confidence ?? DEFAULT_CONFIDENCE;
+  const alpha = options.alpha ?? CONVENTIONAL_ALPHA;
+  const confidence = options.confidence ?? CONVENTIONAL_CONFIDENCE;
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`compareSignificance: alpha must be between 0 and 1 (exclusive), got ${alpha}`);
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`compareSignificance: confidence must be between 0 and 1 (exclusive), got ${confidence}`);
   const runAlpha = alpha * GATE_RUN_LEVEL_ALPHA_SHARE;

@@ -2,7 +2,6 @@ import type { JudgeModel } from "../../shared/case/judge-model.ts";
 import type { SuiteResult } from "../../shared/result/result.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { McpClientLike } from "../../shared/case/mcp-client.ts";
-import { DEFAULT_INLINE_CONCURRENCY } from "../../shared/defaults.ts";
 import { BlockWatchdog } from "../../shared/process/block-watchdog.ts";
 import type { Case } from "../../shared/case/case.ts";
 import { ExitCode } from "../run/exit-code.ts";
@@ -67,15 +66,15 @@ export interface InlineRunOptions extends Omit<EngineOptions, RunSettingsFields>
 
 /**
  * Runs the selected cases in the calling thread and returns their results in declaration order.
- * `concurrency` (default {@link DEFAULT_INLINE_CONCURRENCY}) keeps Agno's sequential order;
- * results are ordered whatever it is. An empty selection returns an empty, failing SuiteResult;
+ * `concurrency` (compiled by the caller: coordinator/library-config.ts, the CLI's config; 1 keeps
+ * Agno's sequential order); results are ordered whatever it is. An empty selection returns an empty, failing SuiteResult;
  * nothing throws for a case's failure.
  */
 export async function runInline(selected: readonly SelectedCase[], options: InlineRunOptions): Promise<SuiteResult> {
   const { settings } = options;
   const repeat = settings.repeat;
   // Repeats share the concurrency with every other run, so `concurrency: 1` stays one run at a time.
-  const runs = repeat > 1 ? pLimit(positiveInt(options.concurrency, "concurrency", DEFAULT_INLINE_CONCURRENCY)) : null;
+  const runs = repeat > 1 ? pLimit(positiveInt(options.concurrency, "concurrency")) : null;
   const mcp = selected.length > 0 && options.mcpClients?.length ? new McpSession(options.mcpClients, { logger: options.logger, onWarning: options.onWarning }) : null;
   // The limiter of this thread paces every model call of the cases (docs/providers.md).
   if (options.configureLimits !== false) configureProcessLimits(settings.limits);

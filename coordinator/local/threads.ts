@@ -2,7 +2,6 @@ import { traceparentOf } from "../../shared/tracing/spans.ts";
 import type { SuiteResult } from "../../shared/result/result.ts";
 import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { DEFAULT_CONCURRENCY, DEFAULT_RUN_LOG_LEVEL, defaultThreads } from "../../shared/defaults.ts";
 import { callSyncHook } from "../../shared/hooks.ts";
 import { resultShell } from "../../shared/result/result-shell.ts";
 import pLimit from "p-limit";
@@ -26,16 +25,16 @@ import type { ThreadCache } from "../../shared/wire/thread.ts";
 export interface ThreadRunOptions extends Omit<EngineOptions, RunSettingsFields> {
   /** The run's compiled settings (compileRunSettings): timeouts, bounds, repeats, retries, threshold, limits, prices, budget, grace. */
   settings: RunSettings;
-  /** Cases in flight. Default {@link DEFAULT_CONCURRENCY}. */
-  concurrency?: number;
-  /** Worker threads. Default: {@link defaultThreads} of `concurrency`. */
-  threads?: number;
+  /** Cases in flight across the pool, >= 1 (compiled by the caller: coordinator/library-config.ts, the CLI's config). */
+  concurrency: number;
+  /** Worker threads, >= 1 (compiled as `concurrency`: by default the smaller of the CPUs and `concurrency`). */
+  threads: number;
   /** Per-thread heap limit in MB. Default: none (Node's own). */
   threadMemoryMb?: number | null;
   /** Threads started while the suite loaded (coordinator/cli/local-run.ts), used when they fit. Default: the pool starts its own. */
   prestarted?: PrestartedThreads | null;
-  /** Level of the threads' loggers. Default `"warn"`. */
-  logLevel?: string;
+  /** Level of the threads' loggers (compiled as `concurrency`; `--log-level`). */
+  logLevel: string;
   logger?: Logger;
   /** Told each warning a thread reports (a failed MCP connection: once per thread). Default: logged. */
   onWarning?: ((message: string) => void) | null;
@@ -52,8 +51,8 @@ export interface ThreadRunOptions extends Omit<EngineOptions, RunSettingsFields>
 
 /** Runs the selected cases of a loaded suite on a pool of worker threads. Results come back in declaration order. */
 export async function runOnThreads(suite: LoadedSuite, selected: readonly SelectedCase[], options: ThreadRunOptions): Promise<SuiteResult> {
-  const concurrency = positiveInt(options.concurrency, "concurrency", DEFAULT_CONCURRENCY);
-  const threads = positiveInt(options.threads, "threads", defaultThreads(concurrency));
+  const concurrency = positiveInt(options.concurrency, "concurrency");
+  const threads = positiveInt(options.threads, "threads");
   const { settings } = options;
   const repeat = settings.repeat;
   if (selected.length === 0) return runSelected(selected, async () => never(), { ...options, ...engineSettings(settings) });
@@ -69,7 +68,7 @@ export async function runOnThreads(suite: LoadedSuite, selected: readonly Select
     graceMs: settings.graceMs,
     threadMemoryMb: options.threadMemoryMb ?? null,
     prestarted: options.prestarted ?? null,
-    logLevel: options.logLevel ?? DEFAULT_RUN_LOG_LEVEL,
+    logLevel: options.logLevel,
     logger: options.logger,
     onWarning: options.onWarning ?? null,
   });

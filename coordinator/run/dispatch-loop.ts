@@ -6,7 +6,6 @@ import type { Case } from "../../shared/case/case.ts";
 import { CaseResult, SuiteResult } from "../../shared/result/result.ts";
 import { EvalfleetError, ErrorCode } from "../../shared/errors.ts";
 import { round3 } from "../../shared/py-format.ts";
-import { DEFAULT_INLINE_CONCURRENCY } from "../../shared/defaults.ts";
 import { callSyncHook, type SuiteHooks } from "../../shared/hooks.ts";
 import { ResultCollector } from "./reassemble.ts";
 import type { LimitTable } from "../../shared/providers/limit-spec.ts";
@@ -30,8 +29,8 @@ export type CaseExecutor = (selected: SelectedCase, context: { signal: AbortSign
 
 /** Options of {@link runSelected}. */
 export interface EngineOptions extends SuiteHooks {
-  /** Cases in flight at once. Default {@link DEFAULT_INLINE_CONCURRENCY} (Agno's sequential order). */
-  concurrency?: number;
+  /** Cases in flight at once, >= 1: the caller's compiled value (1 keeps Agno's sequential order). */
+  concurrency: number;
   /** Cancels the run: nothing new starts, in-flight cases are aborted, unrun cases are skipped. */
   signal?: AbortSignal | null;
   /** Default: a new UUID. */
@@ -70,20 +69,22 @@ export function endedCancelled(result: Pick<CaseResult, "runStatus" | "response"
   return (result.runStatus ?? result.response?.status) === "cancelled";
 }
 
-/** Validates a concurrency-like option: a whole number >= 1. */
-export function positiveInt(value: number | undefined, field: string, fallback: number): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < 1) {
-    throw new EvalfleetError(ErrorCode.Usage, `${field} must be a whole number >= 1, got ${String(value)}`, { field, value });
+/**
+ * Validates a concurrency-like count: a whole number >= 1, returned as is; else a usage error
+ * naming `field` and `given` (what the caller wrote, when `value` was defaulted from it).
+ */
+export function positiveInt(value: number, field: string, given: unknown = value): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new EvalfleetError(ErrorCode.Usage, `${field} must be a whole number >= 1, got ${String(given)}`, { field, value: given });
   }
-  return v;
+  return value;
 }
 
 /** Runs the selected cases and returns them in declaration order, every one accounted for. */
-export async function runSelected(selected: readonly SelectedCase[], execute: CaseExecutor, options: EngineOptions = {}): Promise<SuiteResult> {
+export async function runSelected(selected: readonly SelectedCase[], execute: CaseExecutor, options: EngineOptions): Promise<SuiteResult> {
   const started = performance.now();
   const startedAt = new Date().toISOString();
-  const concurrency = positiveInt(options.concurrency, "concurrency", DEFAULT_INLINE_CONCURRENCY);
+  const concurrency = positiveInt(options.concurrency, "concurrency");
   const runId = options.runId || randomUUID();
   const setState = (s: RunPhase): void => void options.onStateChange?.(s);
   const collector = new ResultCollector(selected);

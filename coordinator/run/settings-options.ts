@@ -1,6 +1,6 @@
 import type { RunSettings } from "../../shared/run-settings.ts";
 import type { EngineOptions } from "./dispatch-loop.ts";
-import type { ScoringMethod } from "../../shared/defaults.ts";
+import type { ScoringMethod } from "../../shared/datasets/scoring-methods.ts";
 import type { LimitTable } from "../../shared/providers/limit-spec.ts";
 import type { PriceTable } from "../../shared/providers/prices.ts";
 import type { Budget } from "../../shared/providers/budget.ts";

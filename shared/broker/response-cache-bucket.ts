@@ -1,7 +1,6 @@
 // runs in: main
 import { Kvm, type KV } from "@nats-io/kv";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { MAX_SHARED_CACHE_VALUE_BYTES } from "../defaults.ts";
 import { CACHE_BUCKET, cacheBucketKey } from "./subjects.ts";
 
 /**
@@ -10,6 +9,9 @@ import { CACHE_BUCKET, cacheBucketKey } from "./subjects.ts";
  * it for its threads (worker/pool/thread-cache.ts asks the pool). Any worker credential that may
  * write the bucket can put an answer in it that another worker will serve: see docs/security.md.
  */
+
+/** Largest answer kept in the shared cache, in bytes: a NATS KV value stays under the server's 1 MiB payload limit. */
+export const MAX_SHARED_CACHE_VALUE_BYTES = 900 * 1024;
 
 /** Creates the bucket when it is missing (a coordinator starting a `--cache shared` run); `ttlMs` is the bucket's own bound on an entry's age. */
 export async function ensureResponseCacheBucket(js: JetStreamClient, jsm: JetStreamManager, ttlMs: number): Promise<void> {

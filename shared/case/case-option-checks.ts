@@ -3,7 +3,7 @@ import * as z from "zod";
 import type { Agent } from "./agent.ts";
 import type { JudgeModel } from "./judge-model.ts";
 import type { Scorer } from "./score.ts";
-import { SCORING_METHODS } from "../defaults.ts";
+import { SCORING_METHODS } from "../datasets/scoring-methods.ts";
 import { OutputScoringSchema } from "../datasets/expected-output-methods.ts";
 import { lazySchema } from "../runtime/lazy-schema.ts";
 import { plainlyFirst } from "../runtime/start-up.ts";

@@ -10,6 +10,9 @@ import { lazySchema } from "../runtime/lazy-schema.ts";
  * value), so a cassette can be committed. Pure: schemas and names, no I/O.
  */
 
+/** What `--record` / `--replay` say for the fleet's bucket (a distributed run) instead of a folder. */
+export const FLEET_CASSETTES = "nats";
+
 /** The version written in every cassette file; another one is refused with a clear error. */
 export const CASSETTE_VERSION = 1;
 

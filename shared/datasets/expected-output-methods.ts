@@ -1,6 +1,6 @@
 // runs in: both
 import * as z from "zod";
-import { DEFAULT_SCORING_METHOD, SCORING_METHODS, type ScoringMethod } from "../defaults.ts";
+import { DEFAULT_SCORING_METHOD, SCORING_METHODS, type ScoringMethod } from "./scoring-methods.ts";
 import { lazySchema } from "../runtime/lazy-schema.ts";
 
 /**
@@ -13,7 +13,7 @@ import { lazySchema } from "../runtime/lazy-schema.ts";
  */
 
 /**
- * The scoring methods and the default (shared/defaults.ts holds the list, so the command line's
+ * The scoring methods and the default (shared/datasets/scoring-methods.ts holds the list, so the command line's
  * `--scoring-method` can offer it without loading zod):
  * - `exact`: the answer equals the expected text (both trimmed).
  * - `contains`: the answer contains the expected text.

@@ -3,7 +3,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { EvalfleetError, ErrorCode, errorMessage } from "../errors.ts";
 import { silentLogger, type Logger } from "../logger.ts";
-import { DEFAULT_HTTP_HOST } from "../defaults.ts";
 
 /**
  * A small HTTP endpoint for probes and scrapes (node:http, no framework): `/healthz` (liveness),
@@ -28,8 +27,11 @@ export interface JsonAnswer {
 export interface HealthServerOptions {
   /** TCP port; 0 picks a free one (tests). */
   port: number;
-  /** Interface to bind. Default {@link DEFAULT_HTTP_HOST}, `0.0.0.0` (a pod's probes come from the kubelet over the pod IP). */
-  host?: string;
+  /**
+   * Interface to bind, from the caller's config (`--http-host`; worker/config.ts and the flags
+   * default it to `0.0.0.0`: a pod's probes come from the kubelet over the pod IP).
+   */
+  host: string;
   /** Liveness: false only when restarting the process would help. */
   live: () => HealthCheck;
   /** Readiness. */
@@ -60,7 +62,7 @@ export class HealthServer {
 
   /** Binds the port. A port in use is an {@link EvalfleetError} (USAGE) naming it. */
   async start(): Promise<{ host: string; port: number }> {
-    const host = this.#o.host ?? DEFAULT_HTTP_HOST;
+    const host = this.#o.host;
     const server = createServer((req, res) => void this.#handle(req, res));
     // Probes are short; a stuck client must not hold a socket for long.
     server.requestTimeout = 10_000;

@@ -1,6 +1,6 @@
 // runs in: both
 import type { LimitTable } from "./limit-spec.ts";
-import { KeyState, MAX_PAUSE_MS, INITIAL_UNKNOWN_RPS, MIN_RPS, DECREASE_COOLDOWN_MS, INCREASE_INTERVAL_MS, CONFIGURED_DECREASE, LEARNING_DECREASE, CONFIGURED_INCREASE, DEFAULT_WINDOW_MS } from "./limiter-key.ts";
+import { KeyState, MAX_PAUSE_MS, INITIAL_UNKNOWN_RPS, MIN_RPS, DECREASE_COOLDOWN_MS, INCREASE_INTERVAL_MS, CONFIGURED_DECREASE, LEARNING_DECREASE, CONFIGURED_INCREASE, MINUTE_WINDOW_MS } from "./limiter-key.ts";
 
 /**
  * The provider limiter's arithmetic: per key, a paced request bucket and a token bucket (each
@@ -65,7 +65,7 @@ export interface KeySnapshot {
 }
 
 /** The tunables of the limiter, defined with a key's arithmetic (limiter-key.ts). */
-export { PACE, MIN_CAPACITY, MAX_PAUSE_MS, SLACK_REQUESTS, SLACK_MS, PACE_CAP_STEP, PACE_CAP_RECOVERY, INITIAL_UNKNOWN_RPS, MIN_RPS, DECREASE_COOLDOWN_MS, INCREASE_INTERVAL_MS, CONFIGURED_DECREASE, LEARNING_DECREASE, CONFIGURED_INCREASE, DEFAULT_WINDOW_MS } from "./limiter-key.ts";
+export { PACE, MIN_CAPACITY, MAX_PAUSE_MS, SLACK_REQUESTS, SLACK_MS, PACE_CAP_STEP, PACE_CAP_RECOVERY, INITIAL_UNKNOWN_RPS, MIN_RPS, DECREASE_COOLDOWN_MS, INCREASE_INTERVAL_MS, CONFIGURED_DECREASE, LEARNING_DECREASE, CONFIGURED_INCREASE, MINUTE_WINDOW_MS } from "./limiter-key.ts";
 
 /** The limiter's state for every key. */
 export class LimiterCore {
@@ -232,7 +232,7 @@ export class LimiterCore {
   #learn(state: KeyState, f: LimitFeedback): void {
     for (const reset of [f.resetRequestsMs, f.resetTokensMs]) {
       // The longest reset seen approaches the window the limits cover (capped at a minute).
-      if (typeof reset === "number" && reset > 0) state.windowMs = Math.min(DEFAULT_WINDOW_MS, Math.max(state.windowMs ?? 0, reset));
+      if (typeof reset === "number" && reset > 0) state.windowMs = Math.min(MINUTE_WINDOW_MS, Math.max(state.windowMs ?? 0, reset));
     }
     // A shorter window than assumed may lower the pace: never run above the ceiling.
     const ceilingNow = state.requestCeiling();

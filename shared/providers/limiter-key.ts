@@ -38,8 +38,12 @@ export const CONFIGURED_DECREASE = 0.85;
 export const LEARNING_DECREASE = 0.5;
 /** A configured key climbs back by this fraction of its ceiling per second without a refusal. */
 export const CONFIGURED_INCREASE = 0.1;
-/** The window a per-minute header limit is assumed to cover when no reset time says otherwise, ms. */
-export const DEFAULT_WINDOW_MS = 60_000;
+/**
+ * A minute, in ms: the window a provider's per-minute limits (`rpm`, `tpm`, a header's
+ * `x-ratelimit-limit-*`) are counted in until a reset time shows a shorter one, and the longest
+ * window a reset time can teach. A fact of the providers' limits, not a setting.
+ */
+export const MINUTE_WINDOW_MS = 60_000;
 
 export interface Waiter {
   id: number;
@@ -67,7 +71,7 @@ export class KeyState {
   learntTokens: number | null = null;
   /** Whether the provider has answered a request of the key yet. */
   answered = false;
-  /** Longest reset seen, ms: the window a header limit covers. */
+  /** Longest reset seen, ms: the window a header limit covers; null until one is seen (see {@link windowLength}). */
   windowMs: number | null = null;
   /** The adaptive pace (fraction of the limit), or null before the first climb: see {@link pace}. */
   adaptivePace: number | null = null;
@@ -91,6 +95,11 @@ export class KeyState {
     this.tokLevel = Math.min(this.tokenCapacity(), this.tokenRate() === Infinity ? Infinity : this.tokenRate() * 1000);
   }
 
+  /** The window the key's limits are counted in, ms: the one its resets taught, else {@link MINUTE_WINDOW_MS} (no reset seen yet). */
+  windowLength(): number {
+    return this.windowMs === null ? MINUTE_WINDOW_MS : this.windowMs;
+  }
+
   /**
    * The request limit per window, or null when unknown: the configured per-minute limit and the
    * one the provider's headers state, whichever is lower. A provider that says it admits less than
@@ -98,7 +107,7 @@ export class KeyState {
    * not raise a configured limit.
    */
   limitPerWindow(): { limit: number; windowMs: number } | null {
-    const windowMs = this.windowMs ?? DEFAULT_WINDOW_MS;
+    const windowMs = this.windowLength();
     const configured = this.spec.rpm !== undefined ? (this.spec.rpm * windowMs) / 60_000 : Infinity;
     const limit = Math.min(configured, this.learntRequests ?? Infinity);
     return limit === Infinity ? null : { limit, windowMs };
@@ -158,7 +167,7 @@ export class KeyState {
   tokenRate(): number {
     // As for requests: the configured limit and the stated one, whichever is lower.
     const configured = this.spec.tpm !== undefined ? this.spec.tpm / 60_000 : Infinity;
-    const learnt = this.learntTokens !== null ? this.learntTokens / (this.windowMs ?? DEFAULT_WINDOW_MS) : Infinity;
+    const learnt = this.learntTokens !== null ? this.learntTokens / this.windowLength() : Infinity;
     const rate = Math.min(configured, learnt);
     return rate === Infinity ? Infinity : rate * PACE * this.tokenFactor;
   }

@@ -23,8 +23,11 @@ import { LOOKBEHIND, PRIVATE_KEY_SO_FAR } from "./shapes.ts";
  *   released in order and unchanged but for their secrets; no text moves between events.
  */
 
-/** Longest text held back for a word that may still grow into a key shape, in characters. Default 4096. */
-export const DEFAULT_MAX_HOLD = 4096;
+/**
+ * Longest text held back for a word that may still grow into a key shape, in characters: a bound
+ * of the redactor's design, not a setting (a test shrinks it through the `maxHold` option).
+ */
+export const MAX_HOLD_CHARS = 4096;
 
 /** Events held back at most before the oldest is let go (a stream that stops sending text). */
 export const MAX_HELD_EVENTS = 1000;
@@ -93,10 +96,9 @@ function secretsByFirstChar(r: Redactor): Map<number, string[]> {
  * may); see the module comment. What lies before `from` is context already released (for word
  * boundaries and look-behinds). Never earlier than `from`, nor than `text.length - max(maxHold, longest - 1)`.
  */
-export function holdStart(text: string, r: Redactor, options: { from?: number; maxHold?: number } = {}): number {
+export function holdStart(text: string, r: Redactor, { from = 0, maxHold = MAX_HOLD_CHARS }: { from?: number; maxHold?: number } = {}): number {
   const n = text.length;
-  const from = options.from ?? 0;
-  const floor = Math.max(from, n - Math.max(options.maxHold ?? DEFAULT_MAX_HOLD, r.longest - 1));
+  const floor = Math.max(from, n - Math.max(maxHold, r.longest - 1));
   let start = n;
   // The earliest end of the text that is the beginning of a known secret.
   const firsts = secretsByFirstChar(r);
@@ -174,9 +176,9 @@ export class StreamRedactor {
   #held = "";
   #context = 0;
 
-  constructor(redactor: Redactor, options: { maxHold?: number } = {}) {
+  constructor(redactor: Redactor, { maxHold = MAX_HOLD_CHARS }: { maxHold?: number } = {}) {
     this.#r = redactor;
-    this.#maxHold = options.maxHold ?? DEFAULT_MAX_HOLD;
+    this.#maxHold = maxHold;
   }
 
   /** Takes the next chunk; returns the text that can go out now (possibly empty). */
@@ -234,9 +236,9 @@ export class EventStreamRedactor {
   readonly #held: Array<{ event: Record<string, unknown>; leaves: Leaf[] }> = [];
   readonly #paths = new Map<string, PathText>();
 
-  constructor(redactor: Redactor, options: { maxHold?: number } = {}) {
+  constructor(redactor: Redactor, { maxHold = MAX_HOLD_CHARS }: { maxHold?: number } = {}) {
     this.#r = redactor;
-    this.#maxHold = options.maxHold ?? DEFAULT_MAX_HOLD;
+    this.#maxHold = maxHold;
   }
 
   /** Takes the next event (left untouched); returns the events that can go out now, oldest first, redacted copies. */

@@ -1,5 +1,5 @@
 // runs in: both
-import { DEFAULT_CONFIDENCE } from "../defaults.ts";
+import { CONVENTIONAL_CONFIDENCE } from "../stats/conventional-levels.ts";
 import type { Interval } from "../stats/interval.ts";
 import { clusteredMeanInterval, type MeanEstimate } from "../stats/mean-interval.ts";
 import { passRateInterval, type CaseTrials } from "../stats/pass-rate.ts";
@@ -69,15 +69,15 @@ export function caseTrials(c: Pick<StatisticsCase, "passed" | "repeats">): CaseT
   return { passed: c.passed ? 1 : 0, trials: 1 };
 }
 
-/** With repeats: the Wilson interval of a case's pass rate at `confidence` (default {@link DEFAULT_CONFIDENCE}); null without repeats. */
-export function casePassRateInterval(c: Pick<StatisticsCase, "passed" | "repeats">, confidence: number = DEFAULT_CONFIDENCE): Interval | null {
+/** With repeats: the Wilson interval of a case's pass rate at `confidence` (default {@link CONVENTIONAL_CONFIDENCE}); null without repeats. */
+export function casePassRateInterval(c: Pick<StatisticsCase, "passed" | "repeats">, confidence: number = CONVENTIONAL_CONFIDENCE): Interval | null {
   if (!c.repeats || c.repeats.length === 0) return null;
   const t = caseTrials(c);
   return wilsonInterval(t.passed, t.trials, confidence);
 }
 
-/** The statistics of a run's cases at `confidence` (two-sided, default {@link DEFAULT_CONFIDENCE}). Throws a RangeError on a confidence outside (0, 1). */
-export function runStatistics(cases: readonly StatisticsCase[], confidence: number = DEFAULT_CONFIDENCE): RunStatistics {
+/** The statistics of a run's cases at `confidence` (two-sided, default {@link CONVENTIONAL_CONFIDENCE}). Throws a RangeError on a confidence outside (0, 1). */
+export function runStatistics(cases: readonly StatisticsCase[], confidence: number = CONVENTIONAL_CONFIDENCE): RunStatistics {
   const trials = cases.map(caseTrials);
   const estimate = passRateInterval(trials, confidence);
   const repeated = cases.some((c) => c.repeats && c.repeats.length > 0);

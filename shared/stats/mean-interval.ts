@@ -1,5 +1,5 @@
 // runs in: both
-import { DEFAULT_CONFIDENCE } from "../defaults.ts";
+import { CONVENTIONAL_CONFIDENCE } from "./conventional-levels.ts";
 import type { Interval } from "./interval.ts";
 import { studentTQuantile } from "./student-t.ts";
 
@@ -24,7 +24,7 @@ export interface MeanEstimate {
 
 /** Options of {@link meanInterval}. */
 export interface MeanIntervalOptions {
-  /** Two-sided confidence level; default {@link DEFAULT_CONFIDENCE}. */
+  /** Two-sided confidence level; default {@link CONVENTIONAL_CONFIDENCE}. */
   confidence?: number;
   /** The range the values live in (e.g. [1, 10] for the judge), which the interval is clipped to. Default: unbounded. */
   bounds?: Interval;
@@ -35,7 +35,7 @@ export interface MeanIntervalOptions {
  * is the caller's to leave out).
  */
 export function meanInterval(values: readonly number[], options: MeanIntervalOptions = {}): MeanEstimate {
-  const confidence = options.confidence ?? DEFAULT_CONFIDENCE;
+  const confidence = options.confidence ?? CONVENTIONAL_CONFIDENCE;
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must be between 0 and 1 (exclusive), got ${confidence}`);
   const [min, max] = options.bounds ?? [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
   for (const v of values) if (!Number.isFinite(v)) throw new RangeError(`meanInterval: every value must be a finite number, got ${v}`);

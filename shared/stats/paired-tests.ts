@@ -1,5 +1,5 @@
 // runs in: both
-import { DEFAULT_CONFIDENCE } from "../defaults.ts";
+import { CONVENTIONAL_CONFIDENCE } from "./conventional-levels.ts";
 import type { Interval } from "./interval.ts";
 import { zForConfidence } from "./normal.ts";
 import { studentTQuantile, studentTUpperTail } from "./student-t.ts";
@@ -77,7 +77,7 @@ function checkConfidence(confidence: number): void {
 }
 
 /** The mean of `differences` and its t interval, with the paired t-test's two-sided p-value. */
-export function pairedTTest(differences: readonly number[], confidence: number = DEFAULT_CONFIDENCE): { mean: number; interval: Interval; pValue: number } {
+export function pairedTTest(differences: readonly number[], confidence: number = CONVENTIONAL_CONFIDENCE): { mean: number; interval: Interval; pValue: number } {
   checkConfidence(confidence);
   const n = differences.length;
   if (n === 0) return { mean: 0, interval: [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY], pValue: 1 };
@@ -93,10 +93,10 @@ export function pairedTTest(differences: readonly number[], confidence: number =
 
 /**
  * The paired test of the mean of `differences` (one per case, B - A), with its t interval at
- * `confidence` (default {@link DEFAULT_CONFIDENCE}): exact sign-flip p-value for few non-zero
+ * `confidence` (default {@link CONVENTIONAL_CONFIDENCE}): exact sign-flip p-value for few non-zero
  * differences, the paired t-test's otherwise. Non-finite differences are a RangeError.
  */
-export function pairedDifferenceTest(differences: readonly number[], confidence: number = DEFAULT_CONFIDENCE): PairedTestResult {
+export function pairedDifferenceTest(differences: readonly number[], confidence: number = CONVENTIONAL_CONFIDENCE): PairedTestResult {
   for (const d of differences) if (!Number.isFinite(d)) throw new RangeError(`pairedDifferenceTest: every difference must be a finite number, got ${d}`);
   const t = pairedTTest(differences, confidence);
   const nonZero = differences.filter((d) => d !== 0).length;
@@ -119,7 +119,7 @@ export interface PairedOutcomes {
  * two rates combined with the correlation of the pairs (its continuity-corrected estimate, as
  * Fagerland, Lydersen & Laake 2017 compute it). [-1, 1] with no pairs.
  */
-export function newcombePairedInterval(table: PairedOutcomes, confidence: number = DEFAULT_CONFIDENCE): Interval {
+export function newcombePairedInterval(table: PairedOutcomes, confidence: number = CONVENTIONAL_CONFIDENCE): Interval {
   const { both, onlyA, onlyB, neither } = table;
   for (const [name, v] of Object.entries(table)) if (!Number.isInteger(v) || v < 0) throw new RangeError(`newcombePairedInterval: ${name} must be an integer >= 0, got ${v}`);
   const n = both + onlyA + onlyB + neither;

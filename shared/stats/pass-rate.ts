@@ -1,5 +1,5 @@
 // runs in: both
-import { DEFAULT_CONFIDENCE } from "../defaults.ts";
+import { CONVENTIONAL_CONFIDENCE } from "./conventional-levels.ts";
 import type { Interval } from "./interval.ts";
 import { zForConfidence } from "./normal.ts";
 import { wilsonAt } from "./wilson.ts";
@@ -47,10 +47,10 @@ export interface PassRateEstimate {
 
 /**
  * The pass rate of a run from its cases' trials, with its interval at `confidence` (two-sided,
- * default {@link DEFAULT_CONFIDENCE}); cases with no trial are left out. Throws a RangeError on a
+ * default {@link CONVENTIONAL_CONFIDENCE}); cases with no trial are left out. Throws a RangeError on a
  * case with negative counts or more passes than trials.
  */
-export function passRateInterval(cases: readonly CaseTrials[], confidence: number = DEFAULT_CONFIDENCE): PassRateEstimate {
+export function passRateInterval(cases: readonly CaseTrials[], confidence: number = CONVENTIONAL_CONFIDENCE): PassRateEstimate {
   const z = zForConfidence(confidence);
   const counted: CaseTrials[] = [];
   for (const c of cases) {

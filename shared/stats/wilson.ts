@@ -1,5 +1,5 @@
 // runs in: both
-import { DEFAULT_CONFIDENCE } from "../defaults.ts";
+import { CONVENTIONAL_CONFIDENCE } from "./conventional-levels.ts";
 import type { Interval } from "./interval.ts";
 import { zForConfidence } from "./normal.ts";
 
@@ -12,11 +12,11 @@ import { zForConfidence } from "./normal.ts";
 
 /**
  * The Wilson interval of `successes` out of `trials` at `confidence` (two-sided, default
- * {@link DEFAULT_CONFIDENCE}). The counts may be fractional (an effective sample size, as
+ * {@link CONVENTIONAL_CONFIDENCE}). The counts may be fractional (an effective sample size, as
  * `passRateInterval` uses); 0 trials give [0, 1] (nothing is known). Throws a RangeError on
  * negative counts, more successes than trials, or a confidence outside (0, 1).
  */
-export function wilsonInterval(successes: number, trials: number, confidence: number = DEFAULT_CONFIDENCE): Interval {
+export function wilsonInterval(successes: number, trials: number, confidence: number = CONVENTIONAL_CONFIDENCE): Interval {
   if (!(trials >= 0) || !(successes >= 0) || successes > trials) throw new RangeError(`wilsonInterval: need 0 <= successes <= trials, got ${successes} of ${trials}`);
   const z = zForConfidence(confidence);
   if (trials === 0) return [0, 1];

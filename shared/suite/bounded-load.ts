@@ -1,6 +1,5 @@
 // runs in: main
 import { BlockWatchdog } from "../process/block-watchdog.ts";
-import { DEFAULT_LOAD_TIMEOUT_SECONDS } from "../defaults.ts";
 import { ErrorCode, SuiteLoadError } from "../errors.ts";
 import { loadSuite, type LoadedSuite } from "./suite.ts";
 import { setSuiteBeingLoaded } from "./loading-suite.ts";
@@ -19,10 +18,10 @@ const LOAD_TIMEOUT_EXIT_CODE = 2;
 
 
 /**
- * Loads `file` ({@link loadSuite}) within `timeoutSeconds` (default {@link DEFAULT_LOAD_TIMEOUT_SECONDS}); throws a {@link SuiteLoadError} past it.
+ * Loads `file` ({@link loadSuite}) within `timeoutSeconds` (the command's compiled `--load-timeout`); throws a {@link SuiteLoadError} past it.
  * The process then redacts the credential shapes the suite says (`redactShapes`): a command loads one suite.
  */
-export async function loadSuiteWithin(file: string, timeoutSeconds: number = DEFAULT_LOAD_TIMEOUT_SECONDS): Promise<LoadedSuite> {
+export async function loadSuiteWithin(file: string, timeoutSeconds: number): Promise<LoadedSuite> {
   const ms = Math.min(timeoutSeconds * 1000, 2_147_483_647);
   const why = `did not finish loading within ${timeoutSeconds}s (--load-timeout)`;
   const guard = BlockWatchdog.get().arm(Date.now() + ms, `error: ${file}: ${why}: its top-level code is blocking the main thread (no heartbeat for {blocked}s)`, LOAD_TIMEOUT_EXIT_CODE);

@@ -2,7 +2,7 @@
 import { describeError } from "../errors.ts";
 import { silentLogger, type Logger } from "../logger.ts";
 import { isConnected, type McpClientLike } from "../case/mcp-client.ts";
-import { DEFAULT_MCP_CONNECT_TIMEOUT_MS } from "../defaults.ts";
+import { mcpConnectTimeoutMs } from "./mcp-config.ts";
 
 /**
  * The lifecycle of the MCP clients a suite declares (`defineSuite({ mcpClients })`,
@@ -15,7 +15,7 @@ import { DEFAULT_MCP_CONNECT_TIMEOUT_MS } from "../defaults.ts";
 
 /** Options of {@link McpSession}. */
 export interface McpSessionOptions {
-  /** Bound on each client's connection, in milliseconds. Default {@link DEFAULT_MCP_CONNECT_TIMEOUT_MS}. */
+  /** Bound on each client's connection, in milliseconds. Default 30 s (mcp-config.ts). */
   connectTimeoutMs?: number;
   /** Told each warning (a failed connection or close), as one line. Default: logged at warn. */
   onWarning?: ((message: string) => void) | null;
@@ -71,7 +71,7 @@ export class McpSession {
   }
 
   async #connectAll(signal?: AbortSignal): Promise<void> {
-    const timeoutMs = this.#options.connectTimeoutMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
+    const timeoutMs = mcpConnectTimeoutMs(this.#options.connectTimeoutMs);
     await Promise.all(
       this.#clients.map(async (client) => {
         if (isConnected(client)) return; // the caller's: never connected or closed by evalfleet

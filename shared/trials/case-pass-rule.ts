@@ -1,6 +1,4 @@
 // runs in: both
-import { DEFAULT_CASE_PASS_RATE } from "../defaults.ts";
-
 /**
  * The per-case pass rule of a repeated case (`--case-pass-rate R`, `Case({ passRate })`, the
  * suite's `casePassRate`): it passes when at least the fraction R of its trials passed. R = 1
@@ -8,16 +6,18 @@ import { DEFAULT_CASE_PASS_RATE } from "../defaults.ts";
  */
 
 /**
- * Whether `trials` meet the rule `rate` (0-1; null or absent: {@link DEFAULT_CASE_PASS_RATE}).
- * No trials never pass. The tiny slack absorbs float rounding: 4 of 5 meets 0.8.
+ * Whether `trials` meet the rule `rate` (0-1). A result that records no rule (null or absent: a
+ * result read back from before rules existed, or built by hand) is held to every trial, the rule
+ * evalfleet always had; a run's rule is compiled (compileRunSettings) and recorded on each
+ * repeated result (applyCasePassRule). No trials never pass. The tiny slack absorbs float
+ * rounding: 4 of 5 meets 0.8.
  */
 export function meetsCasePassRate(trials: readonly { readonly passed: boolean }[], rate: number | null | undefined): boolean {
   if (trials.length === 0) return false;
-  const rule = rate ?? DEFAULT_CASE_PASS_RATE;
   const passed = trials.filter((t) => t.passed).length;
   // At 1 the comparison is exact (every trial), whatever the slack would allow.
-  if (rule >= 1) return passed === trials.length;
-  return passed / trials.length >= rule - 1e-12;
+  if (rate === null || rate === undefined || rate >= 1) return passed === trials.length;
+  return passed / trials.length >= rate - 1e-12;
 }
 
 /** The rule of one case: its own `passRate` wins over the run's (the flag's, else the suite's, else 1: compileRunSettings). */

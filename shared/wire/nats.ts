@@ -4,7 +4,7 @@ import { LimitTableSchema } from "../providers/limit-spec.ts";
 import { CaseSelectionSchema } from "./case-selection.ts";
 import { CASE_TOKEN_PATTERN } from "./case-token.ts";
 import { CaseResultDataSchema } from "./result-data.ts";
-import { DEFAULT_MAX_OUTPUT_KB, DEFAULT_SETUP_TIMEOUT_SECONDS, DEFAULT_TEARDOWN_TIMEOUT_SECONDS, SCORING_METHODS } from "../defaults.ts";
+import { SCORING_METHODS } from "../datasets/scoring-methods.ts";
 import { lazySchema } from "../runtime/lazy-schema.ts";
 import { MAX_REPEAT } from "../trials/fold-repeats.ts";
 
@@ -18,9 +18,20 @@ import { MAX_REPEAT } from "../trials/fold-repeats.ts";
  * Version of the NATS protocol; a message of another version is refused with a clear error
  * (see protocol.ts). Across versions only the envelopes below stay the same, so that a refusal
  * is understood by a process speaking the other version.
+ *
+ * 5: the manifest says where a run's cassettes are (`cassette`, `--record nats`): a worker of
+ * version 4 would ignore the field and send a replayed case's requests for real, so it must refuse.
  */
-export const NATS_PROTOCOL = 4;
+export const NATS_PROTOCOL = 5;
 const V = lazySchema(() => z.literal(NATS_PROTOCOL));
+/**
+ * What a manifest of this protocol version written before a field existed meant by leaving it out:
+ * the bound every coordinator of that time applied (60 s setup and teardown, 256 KiB of output).
+ * Facts of the protocol, fixed whatever the defaults of shared/defaults.ts become: a coordinator
+ * today always writes the compiled values.
+ */
+const UNSTATED_HOOK_TIMEOUT_SECONDS = 60;
+const UNSTATED_MAX_OUTPUT_BYTES = 256 * 1024;
 /** A trial number (1-based), at most MAX_REPEAT; a message that says none is of trial 1. */
 const Trial = lazySchema(() => z.number().int().min(1).max(MAX_REPEAT).default(1));
 
@@ -41,10 +52,10 @@ export const RunManifestSchema = lazySchema(() => z.object({
    * Seconds, the setup and teardown bounds of cases that set none (resolved: flag, suite, 60).
    * Defaults keep a manifest of an evalfleet without them readable (same protocol version).
    */
-  setupTimeout: z.number().nonnegative().default(DEFAULT_SETUP_TIMEOUT_SECONDS),
-  teardownTimeout: z.number().nonnegative().default(DEFAULT_TEARDOWN_TIMEOUT_SECONDS),
+  setupTimeout: z.number().nonnegative().default(UNSTATED_HOOK_TIMEOUT_SECONDS),
+  teardownTimeout: z.number().nonnegative().default(UNSTATED_HOOK_TIMEOUT_SECONDS),
   /** Largest output a worker keeps on a result, in bytes (`--max-output-kb`). */
-  maxOutputBytes: z.number().int().positive().default(DEFAULT_MAX_OUTPUT_KB * 1024),
+  maxOutputBytes: z.number().int().positive().default(UNSTATED_MAX_OUTPUT_BYTES),
   /**
    * Keep each case's transcript within this many bytes of JSON, published with its result (a
    * recorded run, `--max-transcript-kb`); 0 keeps none. Default 0, so an older manifest reads.
@@ -56,6 +67,12 @@ export const RunManifestSchema = lazySchema(() => z.object({
    * EVALFLEET_CACHE bucket); `ttlSeconds` how long an answer stays good. Default null: none.
    */
   cache: z.object({ kind: z.enum(["local", "shared"]), ttlSeconds: z.number().positive() }).nullable().default(null),
+  /**
+   * The run's cassettes in the fleet's bucket (`--record nats`, `--replay nats`, with
+   * `--record-missing`): every worker records or replays its cases there, under the suite's name
+   * (shared/broker/cassette-bucket.ts). Default null: none.
+   */
+  cassette: z.object({ mode: z.enum(["record", "replay"]), recordMissing: z.boolean() }).nullable().default(null),
   /** Deliveries per case before it is recorded as lost. */
   maxAttempts: z.number().int().positive(),
   /** Seconds before an unacknowledged case is redelivered; workers keep leases alive well within it. */
@@ -105,7 +122,7 @@ export function isFinishedPhase(phase: unknown): phase is "completed" | "cancell
 
 /**
  * `<run>.state`. The coordinator rewrites it every few seconds while it follows the run
- * (`updatedAt` is its heartbeat, see COORDINATOR_HEARTBEAT_SECONDS in shared/defaults.ts).
+ * (`updatedAt` is its heartbeat, see COORDINATOR_HEARTBEAT_SECONDS in coordinator/distributed/coordinator-heartbeat.ts).
  */
 export const RunStateSchema = lazySchema(() =>
   z.object({

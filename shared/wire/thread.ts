@@ -4,7 +4,7 @@ import * as zm from "zod/mini";
 import { ErrorInfoSchema } from "../errors.ts";
 import { CaseCommitSchema, CaseResultDataSchema } from "./result-data.ts";
 import { versionMismatch } from "./protocol.ts";
-import { SCORING_METHODS } from "../defaults.ts";
+import { SCORING_METHODS } from "../datasets/scoring-methods.ts";
 import { lazySchema } from "../runtime/lazy-schema.ts";
 import { startUpSchema } from "../runtime/start-up.ts";
 
@@ -31,11 +31,16 @@ export type ThreadCache = z.infer<typeof ThreadCacheSchema>;
 
 /**
  * The cassettes of a run (`--record DIR`, `--replay DIR`, `--replay DIR --record-missing`): the
- * folder holding one JSON file per case and trial (worker/cassette/cassette-store.ts).
+ * folder holding one JSON file per case and trial (worker/cassette/cassette-store.ts). With
+ * `fleet` (a distributed run's `--record nats`), `dir` is the suite's folder in the fleet's
+ * bucket, which the thread reaches through its pool (`cassette-get` / `cassette-put`, answered
+ * with `cassette-answer` on the pool's channel).
  */
 export const ThreadCassetteSchema = startUpSchema(() => zm.object({
   mode: zm.enum(["record", "replay"]),
   dir: zm.string().check(zm.minLength(1)),
+  /** The cassettes live in the fleet's bucket (shared/broker/cassette-bucket.ts), not a folder. Default false. */
+  fleet: zm.optional(zm.boolean()),
   /** A replay that sends and records what its cassette lacks instead of failing the case. */
   recordMissing: zm.boolean(),
 }));
@@ -198,6 +203,10 @@ export const ThreadMessageSchema = lazySchema(() => z.discriminatedUnion("kind",
   z.object({ kind: z.literal("cache-get"), taskId: z.literal(-1), threadId: z.number().int(), requestId: z.number().int().nonnegative(), key: z.string().min(1) }),
   /** A successful model answer for the shared response cache. */
   z.object({ kind: z.literal("cache-put"), taskId: z.literal(-1), key: z.string().min(1), value: z.unknown() }),
+  /** A case's replay asks the fleet's cassette bucket for the object `name` (answered with a `cassette-answer` broadcast). */
+  z.object({ kind: z.literal("cassette-get"), taskId: z.literal(-1), threadId: z.number().int(), requestId: z.number().int().nonnegative(), name: z.string().min(1) }),
+  /** A recorded cassette for the fleet's bucket (answered with a `cassette-answer` broadcast once written). */
+  z.object({ kind: z.literal("cassette-put"), taskId: z.literal(-1), threadId: z.number().int(), requestId: z.number().int().nonnegative(), name: z.string().min(1), text: z.string() }),
   z.object({
     kind: z.literal("ready"),
     taskId: z.literal(-1),
@@ -215,6 +224,8 @@ export const ThreadBroadcastSchema = lazySchema(() => z.discriminatedUnion("kind
   z.object({ kind: z.literal("cancel"), taskId: z.number().int() }),
   /** The shared response cache's answer to a thread's `cache-get` (null: a miss); other threads ignore it. */
   z.object({ kind: z.literal("cache-value"), threadId: z.number().int(), requestId: z.number().int().nonnegative(), value: z.unknown() }),
+  /** The cassette bucket's answer to a thread's `cassette-get` (`text` null: no such cassette) or `cassette-put` (done); `error` when the bucket failed. */
+  z.object({ kind: z.literal("cassette-answer"), threadId: z.number().int(), requestId: z.number().int().nonnegative(), text: z.string().nullable(), error: z.string().nullable() }),
 ]));
 export type ThreadBroadcast = z.infer<typeof ThreadBroadcastSchema>;
 

@@ -31,6 +31,7 @@ test("every rule reports its bad import in the fixture, one line each, and nothi
   const summary = lines.pop();
   assert.deepEqual(lines, [
     "depcheck: coordinator-only-worker-entry-points: coordinator/local/reach-in.ts -> worker/runtime/helper.ts",
+    "depcheck: defaults-only-in-config-modules: worker/runtime/stray-default.ts -> shared/defaults.ts",
     "depcheck: no-cycle: worker/pool/a.ts -> worker/pool/b.ts -> worker/pool/a.ts",
     "depcheck: no-type-cycle: shared/type-ref-a.ts -> shared/type-ref-b.ts -> shared/type-ref-a.ts",
     "depcheck: no-type-cycle: worker/models/cache.ts -> worker/runtime/scope.ts -> worker/models/cache.ts",
@@ -52,10 +53,10 @@ test("every rule reports its bad import in the fixture, one line each, and nothi
     "depcheck: tracing-sdk-only-in-its-loader: worker/runtime/tracing-sdk.ts -> @opentelemetry/sdk-trace-base",
     "depcheck: worker-not-coordinator: worker/runtime/reach-up.ts -> coordinator/run/core.ts",
   ]);
-  assert.match(summary ?? "", /^depcheck: 21 violation\(s\) in \d+ modules, \d+ imports /);
+  assert.match(summary ?? "", /^depcheck: 22 violation\(s\) in \d+ modules, \d+ imports /);
 });
 
-test("a tree that follows the rules passes: entry points, the broker, lazy SDKs and type-only imports are allowed", async () => {
+test("a tree that follows the rules passes: entry points, the broker, lazy SDKs, type-only imports and the config modules' defaults are allowed", async () => {
   const { code, lines } = await depcheck("clean");
   assert.equal(code, 0);
   assert.equal(lines.length, 1);

@@ -17,6 +17,7 @@ const manifest: RunManifest = {
   maxOutputBytes: 256 * 1024,
   maxTranscriptBytes: 0,
   cache: null,
+  cassette: null,
   maxAttempts: 3,
   ackWaitSeconds: 30,
   forwardEvents: false,

@@ -3,7 +3,7 @@ import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdi
 import { ConfigError, ErrorCode, EvalfleetError, describeError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 import type { McpClientLike } from "../../shared/case/mcp-client.ts";
-import { DEFAULT_MCP_CONNECT_TIMEOUT_MS } from "../../shared/defaults.ts";
+import { mcpConnectTimeoutMs } from "../../shared/suite/mcp-config.ts";
 import type { Tool, Toolkit } from "../models/tool.ts";
 import { scopedSignal } from "../runtime/scoped-signal.ts";
 import { importOptional } from "../../shared/runtime/optional-package.ts";
@@ -90,7 +90,7 @@ export class McpToolkit implements Toolkit, McpClientLike {
     });
     const client = new Client({ name: "evalfleet", version: "0.1.0" });
     try {
-      await client.connect(transport, { signal: options.signal, timeout: o.connectTimeoutMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS });
+      await client.connect(transport, { signal: options.signal, timeout: mcpConnectTimeoutMs(o.connectTimeoutMs) });
     } catch (err) {
       this.#lastError = describeError(err);
       await transport.close().catch(() => undefined);

@@ -3,7 +3,8 @@ import { isAsyncIterable, type Agent, type CaseInput, type RunContext, type RunE
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
 import { contentAsString } from "../runtime/evidence.ts";
-import { AGENT_OPTION_KEYS, addUsage, runToolLoop, toolLoopConfig, type OpenAIAgentOptions, type ToolLoopConfig } from "../models/openai-agent.ts";
+import { addUsage, runToolLoop } from "../models/openai-agent.ts";
+import { AGENT_OPTION_KEYS, toolLoopConfig, type OpenAIAgentOptions, type ToolLoopConfig } from "../models/tool-loop-config.ts";
 import { rejectUnknownOptions } from "../../shared/option-keys.ts";
 import { defineTool, type Tool } from "../models/tool.ts";
 

@@ -1,8 +1,9 @@
 import type { CaseResult } from "../../shared/result/result.ts";
-import { errorMessage } from "../../shared/errors.ts";
+import { EvalfleetError, ErrorCode, errorMessage } from "../../shared/errors.ts";
 import type { ThreadCassette } from "../../shared/wire/thread.ts";
 import { CassetteSession } from "./cassette-session.ts";
 import { DirCassetteStore, type CassetteStore } from "./cassette-store.ts";
+import type { FleetCassettes } from "./pool-cassette-store.ts";
 
 /**
  * A case's cassette, opened before it runs and closed after (worker/runtime/lifecycle.ts): the run's
@@ -14,8 +15,20 @@ import { DirCassetteStore, type CassetteStore } from "./cassette-store.ts";
 /** One store per folder per thread (each case opens its own file in it). */
 const stores = new Map<string, CassetteStore>();
 
-/** The store a setting names. A store set with {@link useCassetteStore} (the fleet's bucket) wins over a folder. */
+/** This thread's way to the fleet's bucket (worker/pool/thread.ts sets it), or null outside a pool thread. */
+let fleet: FleetCassettes | null = null;
+
+/** Makes the fleet's cassettes (`fleet` settings) reachable from this thread. */
+export function useFleetCassettes(f: FleetCassettes): void {
+  fleet = f;
+}
+
+/** The store a setting names: the fleet's bucket for a `fleet` setting; else a store set with {@link useCassetteStore}, else the folder. */
 export function cassetteStore(setting: ThreadCassette): CassetteStore {
+  if (setting.fleet) {
+    if (!fleet) throw new EvalfleetError(ErrorCode.CassetteStore, "the fleet's cassettes (--record nats, --replay nats) are reached through a worker's pool of threads, and this thread has none");
+    return fleet.store(setting.dir);
+  }
   let store = stores.get(setting.dir);
   if (!store) stores.set(setting.dir, (store = new DirCassetteStore(setting.dir)));
   return store;

@@ -45,26 +45,35 @@ export class DirCassetteStore implements CassetteStore {
       if ((err as { code?: unknown }).code === "ENOENT") return null;
       throw new EvalfleetError(ErrorCode.CassetteInvalid, `cannot read the cassette ${path}: ${errorMessage(err)}`, { path });
     }
-    const cassette = parseCassette(text, path);
-    // A file copied or renamed from another case (or a name-hash collision) must not answer for
-    // this one: replay would hand the case another case's recorded answers, and pass or fail on them.
-    if (cassette.case !== caseName || cassette.trial !== trial) {
-      throw new EvalfleetError(
-        ErrorCode.CassetteInvalid,
-        `the cassette ${path} is case ${JSON.stringify(cassette.case)} trial ${cassette.trial}'s, not case ${JSON.stringify(caseName)} trial ${trial}'s: re-record it (--record)`,
-        { path },
-      );
-    }
-    return cassette;
+    return ownCassette(parseCassette(text, path), caseName, trial, path);
   }
 
   async save(cassette: Cassette, signal?: AbortSignal): Promise<void> {
     const path = this.path(cassette.case, cassette.trial);
     await fs.promises.mkdir(this.dir, { recursive: true });
     const tmp = `${path}.${randomUUID()}.tmp`;
-    await fs.promises.writeFile(tmp, `${JSON.stringify(cassette, null, 2)}\n`, signal ? { signal } : {});
+    await fs.promises.writeFile(tmp, cassetteText(cassette), signal ? { signal } : {});
     await fs.promises.rename(tmp, path);
   }
+}
+
+/**
+ * `cassette`, when it is the one of `caseName` and `trial`. A file copied or renamed from another
+ * case (or a name-hash collision) must not answer for this one: replay would hand the case another
+ * case's recorded answers, and pass or fail on them. Throws CASSETTE_INVALID naming both.
+ */
+export function ownCassette(cassette: Cassette, caseName: string, trial: number, where: string): Cassette {
+  if (cassette.case === caseName && cassette.trial === trial) return cassette;
+  throw new EvalfleetError(
+    ErrorCode.CassetteInvalid,
+    `the cassette ${where} is case ${JSON.stringify(cassette.case)} trial ${cassette.trial}'s, not case ${JSON.stringify(caseName)} trial ${trial}'s: re-record it (--record)`,
+    { path: where },
+  );
+}
+
+/** A cassette's text as written to a file or the fleet's bucket: pretty-printed, so a person can review it. */
+export function cassetteText(cassette: Cassette): string {
+  return `${JSON.stringify(cassette, null, 2)}\n`;
 }
 
 /** A cassette file's text as a {@link Cassette}; `where` names it in the error (CASSETTE_INVALID) when it is not one. */

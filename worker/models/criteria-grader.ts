@@ -5,7 +5,7 @@ import { JUDGE_PASS_THRESHOLD, type JudgeModel, type JudgeUsage } from "../../sh
 import { ConfigError, ErrorCode, describeError } from "../../shared/errors.ts";
 import { createLogger, silentLogger, type Logger } from "../../shared/logger.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import { DEFAULT_JUDGE_TIMEOUT_SECONDS } from "../../shared/defaults.ts";
+import { judgeCallTimeoutSeconds } from "./criteria-grader-config.ts";
 import { buildJudgeRequest, inputAsText, runJudge } from "../runtime/checks/judge.ts";
 import { contentAsString } from "../runtime/evidence.ts";
 import type { PostHookRun } from "../adapters/post-hooks.ts";
@@ -62,7 +62,7 @@ export interface CriteriaGraderOptions {
   model?: JudgeModel | null;
   /** A custom judge: a judge model, or any evalfleet agent (asked with the evaluator prompt and the answer's schema). Wins over `model`. */
   evaluatorAgent?: JudgeModel | Agent | null;
-  /** Bound on each judge call, in seconds. Default {@link DEFAULT_JUDGE_TIMEOUT_SECONDS}. */
+  /** Bound on each judge call, in seconds. Default 120 (criteria-grader-config.ts). */
   timeoutSeconds?: number;
   /** Evaluations of a batch in flight at once; results keep the batch order. Default 1. */
   concurrency?: number;
@@ -140,7 +140,7 @@ export class CriteriaGrader {
     this.threshold = threshold;
     this.name = options.name ?? null;
     this.additionalGuidelines = g;
-    this.timeoutSeconds = options.timeoutSeconds ?? DEFAULT_JUDGE_TIMEOUT_SECONDS;
+    this.timeoutSeconds = judgeCallTimeoutSeconds(options.timeoutSeconds);
     this.#o = options;
     this.#logger = options.logger ?? silentLogger();
     // Debug mode: the given logger lowered to debug for this evaluation only, else one on standard error.

@@ -1,8 +1,7 @@
 import type { JudgeModel } from "../../shared/case/judge-model.ts";
 import { ConfigError, ErrorCode } from "../../shared/errors.ts";
 import { pyRepr } from "../../shared/py-format.ts";
-import { DEFAULT_JUDGE_MODEL } from "../../shared/defaults.ts";
-import { processEnvironment, type Environment } from "../../shared/environment.ts";
+import { judgeModelFromEnvironment, processEnvironment, type Environment } from "../../shared/environment.ts";
 import { OpenAIJudge } from "./openai-judge.ts";
 
 /**
@@ -22,7 +21,7 @@ let cached: { key: string; judge: JudgeModel | null } | undefined;
  */
 export function defaultJudgeModel(env: Environment = processEnvironment()): JudgeModel | null {
   const apiKey = env.OPENAI_API_KEY?.trim() ?? "";
-  const model = env.EVALFLEET_JUDGE_MODEL?.trim() || DEFAULT_JUDGE_MODEL;
+  const model = judgeModelFromEnvironment(env);
   const baseURL = env.OPENAI_BASE_URL?.trim() || null;
   // The key is part of the cache identity only through this comparison; it is never logged.
   const key = JSON.stringify([model, baseURL, apiKey]);

@@ -21,7 +21,10 @@ export interface RetryPolicy {
   maxRetryAfterMs?: number;
 }
 
-/** The defaults of {@link RetryPolicy}. */
+/**
+ * The defaults of {@link RetryPolicy}: a client compiles its policy from them once, where it reads
+ * its options (openai-chat.ts); {@link withRetries} and {@link backoffDelay} take the compiled policy.
+ */
 export const DEFAULT_RETRY_POLICY: Required<RetryPolicy> = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 };
 
 /** What a failed attempt looked like, as far as retrying is concerned. */
@@ -62,10 +65,8 @@ export function parseRetryAfter(headers: AttemptFailure["headers"], now: number 
 }
 
 /** Exponential backoff with "equal jitter": half the step is fixed, half random. `retry` counts from 0. */
-export function backoffDelay(retry: number, policy: RetryPolicy = {}, random: () => number = Math.random): number {
-  const base = policy.baseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs;
-  const cap = policy.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs;
-  const step = Math.min(cap, base * 2 ** retry);
+export function backoffDelay(retry: number, policy: Pick<Required<RetryPolicy>, "baseDelayMs" | "maxDelayMs">, random: () => number = Math.random): number {
+  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retry);
   return step / 2 + random() * (step / 2);
 }
 
@@ -85,8 +86,8 @@ export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Options of {@link withRetries}. */
-export interface WithRetriesOptions extends RetryPolicy {
+/** Options of {@link withRetries}: the compiled policy (every field set), and the call's own. */
+export interface WithRetriesOptions extends Required<RetryPolicy> {
   signal: AbortSignal;
   /** Epoch milliseconds past which no wait may end. */
   deadline?: number;
@@ -104,8 +105,7 @@ export interface WithRetriesOptions extends RetryPolicy {
  * when the signal fired).
  */
 export async function withRetries<T>(attempt: (n: number) => Promise<T>, options: WithRetriesOptions): Promise<T> {
-  const maxRetries = options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries;
-  const maxRetryAfter = options.maxRetryAfterMs ?? DEFAULT_RETRY_POLICY.maxRetryAfterMs;
+  const { maxRetries, maxRetryAfterMs: maxRetryAfter } = options;
   for (let n = 1; ; n++) {
     try {
       return await attempt(n);

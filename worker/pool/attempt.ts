@@ -1,5 +1,4 @@
 import type { ThreadMessage } from "../../shared/wire/thread.ts";
-import { DEFAULT_SETUP_TIMEOUT_SECONDS, DEFAULT_TEARDOWN_TIMEOUT_SECONDS } from "../../shared/defaults.ts";
 import type { AttemptFacts, PartialResult } from "./attempt-results.ts";
 import type { PoolCaseRequest } from "./pool-request.ts";
 import { AttemptWatchdog, type BlameCheck, type ThreadTerminator } from "./watchdog.ts";
@@ -152,9 +151,9 @@ export class CaseAttempt {
   }
 }
 
-/** A request's hook bounds, defaults filled in: those of cases that set none, and the case's own. */
+/** A request's hook bounds: those of cases that set none, and the case's own (else those). */
 export function hookBounds(r: PoolCaseRequest): { defaults: { setup: number; teardown: number }; timeouts: { setup: number; teardown: number } } {
-  const defaults = r.hookDefaults ?? { setup: DEFAULT_SETUP_TIMEOUT_SECONDS, teardown: DEFAULT_TEARDOWN_TIMEOUT_SECONDS };
+  const defaults = r.hookDefaults;
   return { defaults, timeouts: r.hookTimeouts ?? defaults };
 }
 

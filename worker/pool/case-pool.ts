@@ -36,6 +36,14 @@ import type { SuiteModule } from "../../shared/suite/suite.ts";
 const MAX_COLLATERAL_RERUNS = 3;
 
 /** Options of {@link CasePool}. */
+/** Where the threads' fleet cassettes are kept (shared/broker/cassette-bucket.ts's BucketCassetteStore in a worker process). */
+export interface FleetCassetteBucket {
+  /** The cassette's text, or null when there is none. */
+  get(name: string): Promise<string | null>;
+  /** Writes (replaces) a cassette. */
+  put(name: string, text: string): Promise<void>;
+}
+
 export interface CasePoolOptions {
   /** Absolute path of the suite file every thread imports. */
   suitePath: string;
@@ -48,10 +56,10 @@ export interface CasePoolOptions {
    * when they were started with this pool's thread count and memory limit, else discarded.
    */
   prestarted?: PrestartedThreads | null;
-  /** Worker threads. Default: `defaultThreads(concurrency)` (shared/defaults.ts). */
-  threads?: number;
-  /** Cases in flight across the pool; sets how many share one thread. Default {@link DEFAULT_CONCURRENCY}. */
-  concurrency?: number;
+  /** Worker threads, >= 1 (the caller's config compiled it: `--threads`, else the smaller of the CPUs and `concurrency`). */
+  threads: number;
+  /** Cases in flight across the pool, >= 1; sets how many share one thread (the caller's config compiled it: `--concurrency`). */
+  concurrency: number;
   /** Milliseconds after a deadline before a stuck thread is terminated (the run's compiled `graceMs`, or a worker's `--grace`). */
   graceMs: number;
   /** Per-thread heap limit in MB (V8 old generation); a thread over it dies and only its cases fail. */
@@ -105,6 +113,8 @@ export class CasePool {
   readonly #onWarning: (message: string) => void;
   /** The shared response cache the threads' lookups go to, or null. */
   #sharedCache: ResponseStore | null;
+  /** The fleet's cassette bucket the threads' `--record nats` / `--replay nats` requests go to, or null. */
+  #cassettes: FleetCassetteBucket | null = null;
   /** Terminates stuck threads and remembers which: their other tasks are collateral and run again. */
   readonly #terminator: ThreadTerminator;
   readonly #batcher: CaseBatcher;
@@ -186,6 +196,11 @@ export class CasePool {
   /** Sets the fleet's shared response cache the threads' lookups go to (a worker process, once its broker is open). */
   setSharedCache(store: ResponseStore | null): void {
     this.#sharedCache = store;
+  }
+
+  /** Sets the fleet's cassette bucket the threads' cassette requests go to (a worker process, once its broker is open). */
+  setCassetteBucket(bucket: FleetCassetteBucket | null): void {
+    this.#cassettes = bucket;
   }
 
   /**
@@ -320,6 +335,16 @@ export class CasePool {
       void (store ? store.get(key).catch(() => null) : Promise.resolve(null)).then((value) => this.#broadcast({ kind: "cache-value", threadId, requestId, value: value ?? null }));
     } else if (message.kind === "cache-put") {
       void this.#sharedCache?.put(message.key, message.value).catch(() => undefined);
+    } else if (message.kind === "cassette-get" || message.kind === "cassette-put") {
+      const { threadId, requestId, name } = message;
+      const bucket = this.#cassettes;
+      const asked = !bucket
+        ? Promise.reject(new Error("this process has no cassette bucket (--record nats and --replay nats need a distributed run)"))
+        : message.kind === "cassette-get" ? bucket.get(name) : bucket.put(name, message.text).then(() => null);
+      void asked.then(
+        (text) => this.#broadcast({ kind: "cassette-answer", threadId, requestId, text, error: null }),
+        (err: unknown) => this.#broadcast({ kind: "cassette-answer", threadId, requestId, text: null, error: errorMessage(err) }),
+      );
     } else if (message.kind === "reply") {
       this.#batcher.onReply(message.taskId, message.reply);
     } else if (message.kind === "spawned") {

@@ -1,7 +1,7 @@
 import type { CaseResult } from "../../shared/result/result.ts";
 import type { RunOutput } from "../../shared/case/agent.ts";
 import type { ThreadCache, ThreadCassette } from "../../shared/wire/thread.ts";
-import type { ScoringMethod } from "../../shared/defaults.ts";
+import type { ScoringMethod } from "../../shared/datasets/scoring-methods.ts";
 
 /**
  * What the pool is asked to run: one case by index and name, with what the pool needs to build
@@ -14,8 +14,8 @@ export interface PoolCaseRequest {
   name: string;
   /** Seconds, already resolved (flag, suite, 120). */
   defaultTimeout: number;
-  /** Seconds, the setup and teardown bounds of cases that set none, already resolved (flag, suite, 60). Default 60 each. */
-  hookDefaults?: { setup: number; teardown: number };
+  /** Seconds, the setup and teardown bounds of cases that set none, already resolved (the run's compiled `setupTimeoutSeconds` / `teardownTimeoutSeconds`, or the manifest's). */
+  hookDefaults: { setup: number; teardown: number };
   /** The case's own setup and teardown bounds resolved against `hookDefaults`, in seconds (for the message of a terminated case). Default `hookDefaults`. */
   hookTimeouts?: { setup: number; teardown: number };
   /** The case's own timeout resolved against the default, in seconds (for the message of a terminated case). */

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { Piscina } from "piscina";
-import { DEFAULT_CONCURRENCY, defaultThreads } from "../../shared/defaults.ts";
 import type { ThreadWorkerData } from "../../shared/wire/thread.ts";
 import { packageFile } from "../../shared/runtime/package-files.ts";
 
@@ -20,10 +19,10 @@ export interface ThreadShape {
   threadMemoryMb: number | null;
 }
 
-/** The shape of the pool these options make: their threads and concurrency, or the defaults. */
-export function threadShape(options: { threads?: number | null; concurrency?: number | null; threadMemoryMb?: number | null }): ThreadShape {
-  const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
-  const threads = Math.max(1, options.threads ?? defaultThreads(concurrency));
+/** The shape of the pool these options make: their threads and concurrency (compiled by the caller's config), at least 1 each. */
+export function threadShape(options: { threads: number; concurrency: number; threadMemoryMb?: number | null }): ThreadShape {
+  const concurrency = Math.max(1, options.concurrency);
+  const threads = Math.max(1, options.threads);
   return { threads, concurrency, threadMemoryMb: options.threadMemoryMb ?? null };
 }
 

@@ -1,4 +1,3 @@
-import { SHARED_CACHE_LOOKUP_MS } from "../../shared/defaults.ts";
 import type { ThreadCache, ThreadMessage } from "../../shared/wire/thread.ts";
 import { FileResponseStore } from "../models/file-cache.ts";
 import type { ResponseCache, ResponseStore } from "../models/response-cache.ts";
@@ -9,6 +8,12 @@ import type { ResponseCache, ResponseStore } from "../models/response-cache.ts";
  * cache lives on the broker, which only the worker process talks to, so the thread asks its pool
  * (`cache-get`, answered by a `cache-value` broadcast) and hands it answers to keep (`cache-put`).
  */
+
+/**
+ * Bound on one shared-cache lookup, in milliseconds: past it, the call is a miss (a slow broker
+ * must not hold a case up longer than asking the model would).
+ */
+const SHARED_CACHE_LOOKUP_MS = 5000;
 
 /** Asks the pool for shared-cache answers; see the module comment. */
 export class PoolResponseStore implements ResponseStore {

@@ -20,6 +20,8 @@ import { flushTracing, startTracing } from "../../shared/tracing/sdk.ts";
 import { useSuiteRedactShapes } from "../../shared/redaction/secrets.ts";
 import { judgeWithModel } from "../models/default-judge.ts";
 import { ThreadCaches } from "./thread-cache.ts";
+import { FleetCassettes } from "../cassette/pool-cassette-store.ts";
+import { useFleetCassettes } from "../cassette/case-cassette.ts";
 import type { RunOutput } from "../../shared/case/agent.ts";
 
 /**
@@ -48,6 +50,10 @@ function listenOnControl(name: string): void {
     if (!parsed.success) return;
     if (parsed.data.kind === "cache-value") {
       caches.shared.answer(parsed.data.threadId, parsed.data.requestId, parsed.data.value);
+      return;
+    }
+    if (parsed.data.kind === "cassette-answer") {
+      fleetCassettes.answer(parsed.data.threadId, parsed.data.requestId, parsed.data.text, parsed.data.error);
       return;
     }
     if (parsed.data.kind === "cancel") {
@@ -155,6 +161,9 @@ class CommitStream {
 
 /** This thread's response caches (a case's `--cache` setting). */
 const caches = new ThreadCaches((message) => post(message), threadId);
+/** This thread's way to the fleet's cassettes (`--record nats`, `--replay nats`), through the pool. */
+const fleetCassettes = new FleetCassettes((message) => post(message), threadId);
+useFleetCassettes(fleetCassettes);
 
 /** Posted at once, never batched: the thread may block right after, and the watchdog needs it. */
 function post(message: ThreadMessage): void {

@@ -9,7 +9,7 @@ import type { RunEnd, RunStart } from "../store/run-record.ts";
 import type { JudgeEvaluationRecord } from "../store/case-record.ts";
 import type { GradeOutcome } from "../../../worker/models/criteria-grader.ts";
 import { ResultsStore } from "../store/store.ts";
-import { DEFAULT_STORE_TIMEOUT_SECONDS } from "../../../shared/defaults.ts";
+import { storeTimeoutSeconds } from "../store/store-config.ts";
 import { parseStoreUrl, type StoreTarget } from "../store/url.ts";
 
 /**
@@ -53,7 +53,7 @@ export class JudgeStore {
   /** Parses a URL now, so a bad one is refused when the evaluation is built (STORE_URL_INVALID). */
   constructor(db: DbOption, options: { timeoutSeconds?: number; onWarning: (message: string) => void }) {
     this.#db = typeof db === "string" ? parseStoreUrl(db) : db;
-    this.#timeoutSeconds = options.timeoutSeconds ?? DEFAULT_STORE_TIMEOUT_SECONDS;
+    this.#timeoutSeconds = storeTimeoutSeconds(options.timeoutSeconds);
     this.#onWarning = options.onWarning;
   }
 

@@ -1,4 +1,4 @@
-import { RUN_ABANDONED_SECONDS } from "../../../shared/defaults.ts";
+import { RUN_ABANDONED_SECONDS } from "./run-heartbeat.ts";
 
 /**
  * A run as the results store keeps it: what is known when it starts ({@link RunStart}), what is
@@ -9,7 +9,7 @@ import { RUN_ABANDONED_SECONDS } from "../../../shared/defaults.ts";
 /**
  * How a run ended; `running` until it does. A run whose process died stays `running` until it is
  * closed as `abandoned`: automatically once its heartbeat is older than RUN_ABANDONED_SECONDS
- * (shared/defaults.ts), or by `evalfleet runs close`.
+ * (run-heartbeat.ts), or by `evalfleet runs close`.
  */
 export type RunRecordStatus = "running" | "passed" | "failed" | "cancelled" | "incomplete" | "abandoned";
 

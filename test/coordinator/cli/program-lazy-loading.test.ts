@@ -78,7 +78,7 @@ async function closedPort(): Promise<number> {
 }
 
 /** What the command line loads to parse any command: the registrations and their flags, nothing heavier (and, for a command that loads a suite, the loader of the CLI's runtime). */
-const PARSING = /^(bin\/evalfleet\.mjs|scripts\/build\.mjs|coordinator\/main\.ts|coordinator\/cli\/(program|io|parse-and-run|flags|run-command|distributed-commands|worker-command|history-commands|queue-metrics-command|cache-command|serve-commands|loads-suite|process-main|cli-runtime-loader)\.ts|coordinator\/run\/exit-code\.ts|shared\/(defaults|order-value|text|runtime\/package-files|process\/process-tree|suite\/loading-suite)\.ts)$/;
+const PARSING = /^(bin\/evalfleet\.mjs|scripts\/build\.mjs|coordinator\/main\.ts|coordinator\/cli\/(program|io|parse-and-run|flags|flag-parsers|run-command|distributed-commands|worker-command|history-commands|queue-metrics-command|cache-command|serve-commands|loads-suite|process-main|cli-runtime-loader)\.ts|coordinator\/run\/exit-code\.ts|shared\/(defaults|log-levels|response-cache-dir|datasets\/scoring-methods|stats\/conventional-levels|order-value|text|runtime\/package-files|process\/process-tree|suite\/loading-suite)\.ts)$/;
 
 describe("lazy loading", () => {
   test("evalfleet --help loads the command registrations only", async () => {

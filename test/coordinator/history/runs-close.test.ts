@@ -13,7 +13,7 @@ import type { RunStart } from "../../../coordinator/history/store/run-record.ts"
 import { caseRow } from "../../../coordinator/history/store/case-row.ts";
 import { RunRecorder } from "../../../coordinator/history/recording/recorder.ts";
 import { CaseResult, SuiteResult } from "../../../shared/result/result.ts";
-import { RUN_ABANDONED_SECONDS, STORE_HEARTBEAT_SECONDS } from "../../../shared/defaults.ts";
+import { RUN_ABANDONED_SECONDS, STORE_HEARTBEAT_SECONDS } from "../../../coordinator/history/store/run-heartbeat.ts";
 import { MemoryStream } from "../../support/doubles.ts";
 import { fixture } from "../../support/paths.ts";
 
@@ -115,7 +115,7 @@ describe("runs left running in the results store", () => {
     try {
       const start = await leftRunning(store, "resumed-1", 3600, 3000, 0);
       // The resume reopens it: its heartbeat is fresh again.
-      const recorder = await RunRecorder.begin(store, { ...start, startedAt: new Date().toISOString() }, { onWarning: () => undefined, resume: true });
+      const recorder = await RunRecorder.begin(store, { ...start, startedAt: new Date().toISOString() }, { onWarning: () => undefined, resume: true, flushTimeoutSeconds: 10 });
       const reopened = await store.findRun("resumed-1");
       assert.ok(Date.now() - Date.parse(reopened.heartbeatAt!) < 5_000, "reopening writes a heartbeat");
       // The suite's start (the first coordinator's) is the run's; a later one never moves it.

@@ -29,6 +29,7 @@ test("cancelled while the threads start: one onCaseEnd and one SKIP line per cas
       settings: compileRunSettings({ defaultTimeoutSeconds: 60 }, suite),
       concurrency: 2,
       threads: 1,
+      logLevel: "warn",
       signal: controller.signal,
       onCaseStart: (c) => hooks.onCaseStart!(c),
       onCaseEnd: (c, r) => {

@@ -16,7 +16,7 @@ describe("suite abort after a cancelled run (M1) from the result's run status", 
       const r = new CaseResult({ name: sel.case.name, index: sel.index, judgePassed: true });
       if (sel.case.name === "interrupted") Object.assign(r, { runStatus: "cancelled", response: null, judgePassed: null, error: "agent: run cancelled" });
       return r;
-    });
+    }, { concurrency: 1 });
     assert.deepEqual(ran, ["first", "interrupted"]);
     assert.deepEqual(
       suite.results.map((r) => [r.name, r.skipped, r.error]),

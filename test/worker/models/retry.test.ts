@@ -2,7 +2,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { ModelCallError } from "../../../index.ts";
-import { backoffDelay, isRetryableStatus, parseRetryAfter, withRetries, type AttemptFailure } from "../../../worker/models/retry.ts";
+import { backoffDelay, DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, withRetries, type AttemptFailure } from "../../../worker/models/retry.ts";
 
 describe("parseRetryAfter", () => {
   test("retry-after-ms wins; seconds; an HTTP date; nothing usable", () => {
@@ -50,7 +50,7 @@ describe("withRetries", () => {
         if (n < 3) throw failure(503);
         return "ok";
       },
-      { signal: new AbortController().signal, classify, baseDelayMs: 1, maxDelayMs: 2, onRetry: ({ delayMs }) => void waits.push(delayMs) },
+      { ...DEFAULT_RETRY_POLICY, signal: new AbortController().signal, classify, baseDelayMs: 1, maxDelayMs: 2, onRetry: ({ delayMs }) => void waits.push(delayMs) },
     );
     assert.equal(value, "ok");
     assert.equal(n, 3);
@@ -64,7 +64,7 @@ describe("withRetries", () => {
         n++;
         throw failure(401);
       },
-      { signal: new AbortController().signal, classify },
+      { ...DEFAULT_RETRY_POLICY, signal: new AbortController().signal, classify },
     ).catch((e: unknown) => e);
     assert.ok(err instanceof ModelCallError);
     assert.equal(err.status, 401);
@@ -81,7 +81,7 @@ describe("withRetries", () => {
           n++;
           throw failure(500);
         },
-        { signal: new AbortController().signal, classify, maxRetries: 0 },
+        { ...DEFAULT_RETRY_POLICY, signal: new AbortController().signal, classify, maxRetries: 0 },
       ),
       /status 500 \(gave up after 1 attempts\)/,
     );
@@ -95,7 +95,7 @@ describe("withRetries", () => {
         async () => {
           throw failure(429, { "retry-after": "5" });
         },
-        { signal: new AbortController().signal, classify, deadline: Date.now() + 1000 },
+        { ...DEFAULT_RETRY_POLICY, signal: new AbortController().signal, classify, deadline: Date.now() + 1000 },
       ),
       /the next attempt would start in 5s \(Retry-After\), past the case deadline/,
     );
@@ -109,7 +109,7 @@ describe("withRetries", () => {
         queueMicrotask(() => controller.abort(new Error("deadline")));
         throw failure(503, { "retry-after": "30" });
       },
-      { signal: controller.signal, classify },
+      { ...DEFAULT_RETRY_POLICY, signal: controller.signal, classify },
     );
     await assert.rejects(pending, /^Error: deadline$/);
   });

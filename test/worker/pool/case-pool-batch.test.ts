@@ -18,7 +18,7 @@ function runOn(pool: CasePool, names: string[], signal = new AbortController().s
   return names.map((name) => {
     const i = index(name);
     const c = suite.cases[i]!;
-    return pool.run({ index: i, name, defaultTimeout: 60, timeoutSeconds: c.resolveTimeout(60), hasTeardown: false, maxOutputBytes: 256 * 1024, shell: () => resultShell(c, i), signal });
+    return pool.run({ index: i, name, defaultTimeout: 60, hookDefaults: { setup: 60, teardown: 60 }, timeoutSeconds: c.resolveTimeout(60), hasTeardown: false, maxOutputBytes: 256 * 1024, shell: () => resultShell(c, i), signal });
   });
 }
 

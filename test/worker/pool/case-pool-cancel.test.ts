@@ -22,7 +22,7 @@ test("cancelled before its thread started: reported skipped without waiting for 
     const controller = new AbortController();
     const request = (i: number, signal: AbortSignal) => {
       const c = suite.cases[i]!;
-      return pool.run({ index: i, name: c.name, defaultTimeout: 60, timeoutSeconds: 60, hasTeardown: false, maxOutputBytes: 256 * 1024, shell: () => resultShell(c, i), signal });
+      return pool.run({ index: i, name: c.name, defaultTimeout: 60, hookDefaults: { setup: 60, teardown: 60 }, timeoutSeconds: 60, hasTeardown: false, maxOutputBytes: 256 * 1024, shell: () => resultShell(c, i), signal });
     };
     const t0 = performance.now();
     const cancelled = [request(0, controller.signal), request(1, controller.signal)];

@@ -21,7 +21,7 @@ test("no secret is written: case results as they end, their final form, and the 
   const recorder = await RunRecorder.begin(
     store,
     { id: "run-secret", kind: "suite", suiteName: `suite ${key}`, suiteFingerprint: null, suitePath: null, selection: { name: key }, config: {}, judgeModel: null, timeoutSeconds: 5, startedAt: new Date().toISOString(), gitCommit: null, gitBranch: null, host: "h/1" },
-    { onWarning: (m) => assert.fail(m) },
+    { onWarning: (m) => assert.fail(m), flushTimeoutSeconds: 10 },
   );
   const leaky = new CaseResult({ name: "leaky", index: 0, output: `the key: ${key}`, error: `teardown: Error: ${key}`, judgePassed: false, judgeReason: `saw ${key}`, score: { value: 0, passed: false, reason: `scorer ${key}`, detail: { k: key } } });
   recorder.record(leaky);
