@@ -10,7 +10,7 @@ import { CASES_STREAM, runConsumer, runKeys } from "../shared/broker/subjects.ts
 import { CancelSchema, RunStateSchema, isFinishedPhase, type RunManifest, tryParseJson } from "../shared/wire/nats.ts";
 import { sleep } from "../shared/process/sleep.ts";
 import { resultShell } from "../shared/result/result-shell.ts";
-import { withInfraRetries } from "../shared/trials/infra-retry.ts";
+import { executeCase } from "../shared/trials/execute-case.ts";
 import { eventRedactor } from "../shared/redaction/secrets.ts";
 import type { CaseMetricsSink } from "./metrics.ts";
 import type { CasePool } from "./pool/case-pool.ts";
@@ -276,9 +276,11 @@ export class RunServer {
     const publish = (event: Record<string, unknown>): void => this.#publisher.publishEvent({ index, trial, kind: "event", event });
     const onPhase = (_phase: string, deadline: number | null): void => bound.phase(deadline);
     const timeoutSeconds = c.resolveTimeout(this.#manifest.defaultTimeout);
-    // --retries: an `infra` failure runs again here, on the worker that saw it (shared/trials/infra-retry.ts).
+    // One delivery is one trial (its other trials are deliveries of their own), so this runs it once,
+    // again while its failure is `infra` and --retries are left, on the worker that saw it: the same
+    // composition as the local runners' (shared/trials/execute-case.ts).
     const runOnce = (): ReturnType<typeof pool.runOutcome> =>
-      withInfraRetries(() => executeOnce(trial), { retries: this.#manifest.retries, signal: caseAbort, timeoutSeconds });
+      executeCase({ repeat: 1, retries: this.#manifest.retries }, () => executeOnce(trial), { timeoutSeconds, signal: caseAbort, limit: null, shell: () => resultShell(c, index) });
     // The coordinator's trace context travels on: the case's span joins the run's trace.
     const traced = message.traceparent ? { traceparent: message.traceparent, traceAs: { worker: workerId, priorAttempts: attempt - 1 } } : {};
     const executeOnce = (repeat: number): ReturnType<typeof pool.runOutcome> => {
