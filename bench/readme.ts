@@ -329,6 +329,17 @@ const SECTIONS: Section[] = [
     ],
   },
   {
+    title: "Trials spread over the fleet (bench/repeat-spread.ts)",
+    rows: [
+      {
+        keys: ["repeat_spread_speedup", "repeat_spread_seconds", "repeat_one_worker_seconds"],
+        label: () => "50 cases x 10 trials of 200 ms over 3 workers x 50 slots: a case's trials one after another on one worker over each trial its own delivery",
+        value: (r) => `${fixed(r.repeat_spread_speedup!, 2)}x (${fixed(r.repeat_one_worker_seconds!, 2)} s / ${fixed(r.repeat_spread_seconds!, 2)} s)`,
+        target: { op: ">=", value: 2, text: "2x" },
+      },
+    ],
+  },
+  {
     title: "Unknown options (bench/case-construction.ts)",
     rows: [
       {

@@ -282,6 +282,14 @@ log(
     `adaptive repeats spend ${verdicts.adaptive_trials_ratio!.toFixed(3)} of the trials at ${(verdicts.adaptive_agreement! * 100).toFixed(1)}% agreement`,
 );
 
+// Trials spread over the fleet (bench/repeat-spread.ts): 50 cases x 10 trials of 200 ms over 3
+// workers, each trial its own delivery, against a case's trials one after another on one worker.
+const spread = await jsonScenario<{ repeat_spread_seconds: number; repeat_one_worker_seconds: number; repeat_spread_speedup: number; repeat_spread_cases: number; repeat_spread_trials: number }>(
+  "repeat-spread.ts",
+  quick ? ["--quick"] : [],
+);
+log(`  trials spread: ${spread.repeat_spread_seconds.toFixed(2)} s, a case's trials on one worker ${spread.repeat_one_worker_seconds.toFixed(2)} s (speedup ${spread.repeat_spread_speedup.toFixed(2)})`);
+
 // What the unknown-option check of `new Case` costs (bench/case-construction.ts): construction with
 // the check on and off side by side, and the check alone.
 const construction = await jsonScenario<{ cases: number; ns_per_case_checked: number; ns_per_case_unchecked: number; key_check_ns_per_case: number; key_check_alone_ns: number; key_check_share: number }>(
@@ -384,6 +392,7 @@ try {
     transcript_bytes_stored_per_case: transcripts.transcript_bytes_stored_per_case,
     ...trajectory,
     ...replay,
+    ...spread,
     case_construction_cases: construction.cases,
     case_construction_ns_checked: construction.ns_per_case_checked,
     case_construction_ns_unchecked: construction.ns_per_case_unchecked,
