@@ -15,7 +15,8 @@ import { jetstream } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
 import { useNatsServer } from "./harness/use-nats-server.ts";
 import { evalfleet, exitOf, fixture, outputOf, readJson, waitFor, type Proc } from "./harness/processes.ts";
-import { CASSETTE_BUCKET, cassetteFolder } from "../shared/broker/subjects.ts";
+import { CASSETTE_BUCKET } from "../shared/broker/subjects.ts";
+import { cassetteFolder } from "../shared/cassette/cassette.ts";
 
 const SUITE = fixture("fleet-cassette-suite.ts");
 const CITIES = ["paris", "london", "rome", "oslo", "lima", "kyiv"];

@@ -1,7 +1,8 @@
 import { localResponseCacheDir } from "../shared/response-cache-dir.ts";
 import type { ThreadCache, ThreadCassette } from "../shared/wire/thread.ts";
 import type { Case } from "../shared/case/case.ts";
-import { cassetteFolder, deliveryOfSubject } from "../shared/broker/subjects.ts";
+import { deliveryOfSubject } from "../shared/broker/subjects.ts";
+import { cassetteFolder } from "../shared/cassette/cassette.ts";
 import { CaseResult } from "../shared/result/result.ts";
 import type { LoadedSuite } from "../shared/suite/suite.ts";
 import { CaseMessageSchema, CaseTokenSchema, NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../shared/wire/nats.ts";

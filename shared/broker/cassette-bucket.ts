@@ -15,11 +15,8 @@ import { CASSETTE_BUCKET } from "./subjects.ts";
 
 /** Creates the bucket when it is missing (a coordinator starting a `--record nats` run). */
 export async function ensureCassetteBucket(js: JetStreamClient, jsm: JetStreamManager, replicas = 1): Promise<void> {
-  try {
-    await jsm.streams.info(`OBJ_${CASSETTE_BUCKET}`);
-  } catch {
-    await new Objm(js).create(CASSETTE_BUCKET, { description: "evalfleet cassettes: one object per case and trial, a folder per suite", replicas });
-  }
+  if (await cassetteBucketExists(jsm)) return;
+  await new Objm(js).create(CASSETTE_BUCKET, { description: "evalfleet cassettes: one object per case and trial, a folder per suite", replicas });
 }
 
 /** Whether the bucket exists (a `--replay nats` run without it has nothing to replay). */
@@ -32,7 +29,7 @@ export async function cassetteBucketExists(jsm: JetStreamManager): Promise<boole
   }
 }
 
-/** A worker's view of the bucket: cassettes as text by object name (`<folder>/<file>`, shared/broker/subjects.ts `cassetteFolder`). */
+/** A worker's view of the bucket: cassettes as text by object name (`<folder>/<file>`, `cassetteFolder` of shared/cassette/cassette.ts). */
 export class BucketCassetteStore {
   readonly #js: JetStreamClient;
   #store: Promise<ObjectStore> | null = null;

@@ -44,25 +44,12 @@ export function cacheBucketKey(hash: string): string {
 
 /**
  * Object store bucket of the fleet's cassettes (`--record nats`, `--replay nats`): one object per
- * case and trial, under a folder per suite ({@link cassetteFolder}), so any worker replays any
+ * case and trial, under a folder per suite (`cassetteFolder` of shared/cassette/cassette.ts), so any worker replays any
  * case. One bucket for every suite, not one per suite: NATS permissions match whole subject tokens,
  * so a worker's user can be given exactly one named bucket, but not "every bucket whose name starts
  * with EVALFLEET_CASSETTES_" (docs/security.md).
  */
 export const CASSETTE_BUCKET = "EVALFLEET_CASSETTES";
-
-/**
- * The folder of a suite's cassettes in {@link CASSETTE_BUCKET}: the suite's name as a slug with a
- * hash of it (two suites never share a folder). A cassette recorded under a suite's name replays
- * under that name, whatever cases the suite has gained since (its fingerprint would change). An
- * object is `<folder>/<file>`, the file named as in a folder (shared/cassette/cassette.ts).
- */
-export function cassetteFolder(suiteName: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < suiteName.length; i++) h = Math.imul(h ^ suiteName.charCodeAt(i), 0x01000193);
-  const slug = suiteName.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_").slice(0, 60) || "suite";
-  return `${slug}-${(h >>> 0).toString(16).padStart(8, "0")}`;
-}
 
 /** Subject root. */
 export const SUBJECT_ROOT = "evalfleet";

@@ -89,8 +89,24 @@ const MAX_SLUG = 60;
  * every file system for any case name (slashes, spaces, unicode, `..`).
  */
 export function cassetteFileName(caseName: string, trial: number): string {
-  const slug = caseName.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_").slice(0, MAX_SLUG) || "case";
-  return `${slug}-${fnv1a(caseName)}.t${trial}.json`;
+  return `${safeName(caseName, "case")}.t${trial}.json`;
+}
+
+/**
+ * The folder of a suite's cassettes in the fleet's bucket (`--record nats`; EVALFLEET_CASSETTES of
+ * shared/broker/subjects.ts), named as a case's file is: the suite name's safe characters and a
+ * hash of the whole name, so two suites never share a folder. A cassette recorded under a suite's
+ * name replays under that name, whatever cases the suite has gained since (its fingerprint would
+ * change). An object is `<folder>/<file>`.
+ */
+export function cassetteFolder(suiteName: string): string {
+  return safeName(suiteName, "suite");
+}
+
+/** `name`'s letters, digits, `-`, `_` and `.` (others `_`, no leading dot, cut to {@link MAX_SLUG}; `empty` when none), then `-` and its hash. */
+function safeName(name: string, empty: string): string {
+  const slug = name.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_").slice(0, MAX_SLUG) || empty;
+  return `${slug}-${fnv1a(name)}`;
 }
 
 /** 32-bit FNV-1a of `text`'s UTF-16 code units, as 8 hex digits. */

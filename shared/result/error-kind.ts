@@ -65,8 +65,8 @@ const CONNECTION_CODES: ReadonlySet<string> = new Set([
 /** Error names of the model SDKs for a request that never got an answer. */
 const CONNECTION_NAMES: ReadonlySet<string> = new Set(["APIConnectionError", "APIConnectionTimeoutError"]);
 
-/** evalfleet's error codes that are the infrastructure's (a thread died under the case). */
-const INFRA_CODES: ReadonlySet<string> = new Set(["THREAD_CRASHED", "BROKER_UNREACHABLE"]);
+/** evalfleet's error codes that are the infrastructure's (a thread died under the case, the broker or the fleet's cassette bucket out of reach). */
+const INFRA_CODES: ReadonlySet<string> = new Set(["THREAD_CRASHED", "BROKER_UNREACHABLE", "CASSETTE_STORE"]);
 
 /** How deep {@link isInfraError} follows `cause` chains (a cycle must not hang it). */
 const MAX_CAUSE_DEPTH = 5;

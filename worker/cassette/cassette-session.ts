@@ -54,13 +54,13 @@ export function isReplayMiss(err: unknown): boolean {
 
 /** A request URL without credentials, percent-encoded ones in its query included (shared/redaction/redact-url.ts). */
 function redactRequestUrl(url: string): string {
-  return redactUrlQuery(redactText(url), (v) => redactText(v));
+  return redactUrlQuery(redactText(url), redactText);
 }
 
 /** A text body without credentials; a form body field by field too, since encoding hides some shapes. */
 function redactBodyText(text: string): string {
   const clean = redactText(text);
-  return looksLikeForm(clean) ? redactFormText(clean, (v) => redactText(v)) : clean;
+  return looksLikeForm(clean) ? redactFormText(clean, redactText) : clean;
 }
 
 function bodyOf(bytes: Uint8Array): { text: string; encoding: "utf8" | "base64" } {

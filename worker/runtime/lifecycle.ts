@@ -3,7 +3,7 @@ import { isAsyncIterable, type RunEvent, type RunOutput } from "../../shared/cas
 import type { Case } from "../../shared/case/case.ts";
 import type { JudgeModel } from "../../shared/case/judge-model.ts";
 import { CaseResult } from "../../shared/result/result.ts";
-import { describeError, ErrorCode, errorMessage } from "../../shared/errors.ts";
+import { describeError, errorMessage } from "../../shared/errors.ts";
 import { materializeCase } from "../../shared/datasets/dataset-case.ts";
 import { round3 } from "../../shared/py-format.ts";
 import { usageFromMetrics } from "../../shared/case/usage.ts";
@@ -212,7 +212,7 @@ async function runLifecycle(declared: Case, options: RunCaseOptions, scope: Case
     } catch (err) {
       // A cassette that cannot be read answers nothing: the case fails before its agent costs anything.
       // A bad cassette is the case's failure; a bucket the worker cannot reach is the infrastructure's (retried like one).
-      result.addError(`replay: ${errorMessage(err)}`, (err as { code?: unknown }).code === ErrorCode.CassetteStore ? "infra" : "check");
+      result.addError(`replay: ${errorMessage(err)}`, errorPartKind(err, "check"));
       return finish(c);
     }
   }

@@ -35,6 +35,11 @@ describe("isInfraError", () => {
     assert.equal(isInfraError(Object.assign(new Error("x"), { code: "UND_ERR_SOCKET" })), true);
   });
 
+  test("the fleet's cassette bucket out of reach is infra; a bad cassette is not", () => {
+    assert.equal(isInfraError(new EvalfleetError(ErrorCode.CassetteStore, "cannot read the cassette x from the EVALFLEET_CASSETTES bucket: timeout")), true);
+    assert.equal(isInfraError(new EvalfleetError(ErrorCode.CassetteInvalid, "the cassette x is not JSON")), false);
+  });
+
   test("a cause chain is followed (bounded: a cycle does not hang it)", () => {
     const inner = Object.assign(new Error("reset"), { code: "ECONNRESET" });
     assert.equal(isInfraError(new Error("agent failed", { cause: inner })), true);
