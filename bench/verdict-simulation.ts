@@ -2,7 +2,7 @@
 // one JSON line). A suite of 2,000 cases with seeded pass probabilities (four in five stable, near
 // 0.98; one in five flaky, between 0.3 and 0.9) is run again and again through the statistics
 // the CLI uses: the gate's decision (coordinator/history/significance.ts) and the adaptive
-// repeats' stopping rule (bench/adaptive-repeats.ts). No agent, no I/O: seconds.
+// repeats' stopping rule (shared/trials/adaptive-repeats.ts). No agent, no I/O: seconds.
 //
 //   node --import tsx bench/verdict-simulation.ts
 //
@@ -19,7 +19,7 @@
 //   the trials the fixed run makes). fixed_repeat_self_agreement: how often two independent fixed
 //   runs of 20 agree, the noise any verdict on these cases lives with.
 import { compareSignificance, type PairedCase } from "../coordinator/history/significance.ts";
-import { adaptiveStep, type AdaptiveRule } from "./adaptive-repeats.ts";
+import { adaptiveStep, type AdaptiveRule } from "../shared/trials/adaptive-repeats.ts";
 import { binomialPmf } from "../shared/stats/binomial-test.ts";
 import { seededRandom } from "../shared/seeded-random.ts";
 import { DEFAULT_ADAPTIVE_CONFIDENCE, DEFAULT_REGRESSION_ALPHA } from "../shared/defaults.ts";
@@ -29,7 +29,7 @@ const PAIRS = 1000;
 const GATE_REPEAT = 10;
 const DROPPED_CASES = 40;
 const DROP = 0.5;
-const ADAPTIVE: AdaptiveRule = { min: 3, max: 20, passRate: 0.8 };
+const ADAPTIVE: AdaptiveRule = { min: 3, max: 20, passRate: 0.8, confidence: DEFAULT_ADAPTIVE_CONFIDENCE };
 const ADAPTIVE_SUITE_RUNS = 5;
 
 const random = seededRandom(28);

@@ -2,6 +2,7 @@
 import * as z from "zod";
 import {
   DEFAULT_ACK_WAIT_SECONDS,
+  DEFAULT_ADAPTIVE_CONFIDENCE,
   DEFAULT_BROKER_TIMEOUT_SECONDS,
   DEFAULT_CANCEL_GRACE_SECONDS,
   DEFAULT_CASE_PASS_RATE,
@@ -71,8 +72,15 @@ export const RunSettingsSchema = lazySchema(() =>
     maxOutputBytes: whole(1),
     /** Bytes of transcript kept per case; 0 keeps none. Default: 256 KiB for a recorded run, else 0. */
     maxTranscriptBytes: whole(0),
-    /** Runs per case, 1 to {@link MAX_REPEAT}. Default 1. */
+    /** Runs per case, 1 to {@link MAX_REPEAT} (MIN of `--repeat MIN..MAX`). Default 1. */
     repeat: repeatCount(),
+    /**
+     * The most runs a case may get: MAX of `--repeat MIN..MAX` (adaptive repeats,
+     * shared/trials/adaptive-repeats.ts), else `repeat` (a fixed repeat). Never below `repeat`.
+     */
+    repeatMax: repeatCount(),
+    /** Two-sided confidence of the interval that stops adaptive repeats. Default 0.75 (shared/defaults.ts says why). */
+    adaptiveConfidence: openFraction(),
     /** Re-runs of a case whose failure is `infra`. Default 0. */
     retries: whole(0),
     /** The fraction (0-1) of cases that must pass for the run to pass; null: every case. Default: the suite's. */
@@ -143,7 +151,10 @@ export interface RunSettingsInput {
   maxTranscriptBytes?: number | null;
   /** Whether the run is recorded in a results store (only then are transcripts kept). Default false. */
   recorded?: boolean;
-  repeat?: number | null;
+  /** A fixed count (`--repeat N`), or adaptive repeats (`--repeat MIN..MAX`). */
+  repeat?: number | RepeatRange | null;
+  /** Adaptive repeats' stopping confidence; default 0.75. */
+  adaptiveConfidence?: number | null;
   retries?: number | null;
   /** `undefined`: the suite's; `null`: none. */
   passThreshold?: number | null;
@@ -172,6 +183,12 @@ export interface RunSettingsInput {
   deadlineSeconds?: number | null;
   /** `declared`, `history` or `random[:SEED]` (as `--order` takes it), or the compiled value. Default `history`; `random` without a seed draws one. */
   order?: string | ScheduleOrder | null;
+}
+
+/** `--repeat MIN..MAX`: every case runs MIN trials, and more up to MAX while its interval is around its pass rule. */
+export interface RepeatRange {
+  min: number;
+  max: number;
 }
 
 /** Where a run's cases are started from: see `order` in {@link RunSettingsSchema}. */
@@ -209,6 +226,7 @@ const INPUT_NAME: Readonly<Record<string, string>> = {
   brokerLossMs: "brokerLossSeconds",
   reconcileMs: "reconcileSeconds",
   deadlineMs: "deadlineSeconds",
+  repeatMax: "repeat",
 };
 
 /** Seconds to whole ms; a non-number is passed through for the schema to name. */
@@ -237,7 +255,8 @@ export function compileRunSettings(input: Readonly<RunSettingsInput>, suite: Rea
     maxOutputBytes: input.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_KB * 1024,
     // The library has always cut a fractional or negative transcript bound to a whole number >= 0.
     maxTranscriptBytes: !recorded ? 0 : typeof transcript === "number" && Number.isFinite(transcript) ? Math.max(0, Math.floor(transcript)) : transcript,
-    repeat: input.repeat ?? 1,
+    ...repeatFields(input.repeat),
+    adaptiveConfidence: input.adaptiveConfidence ?? DEFAULT_ADAPTIVE_CONFIDENCE,
     retries: input.retries ?? DEFAULT_RETRIES,
     passThreshold: input.passThreshold !== undefined ? input.passThreshold : (suite?.passThreshold ?? null),
     casePassRate: input.casePassRate ?? suite?.casePassRate ?? DEFAULT_CASE_PASS_RATE,
@@ -264,6 +283,17 @@ export function compileRunSettings(input: Readonly<RunSettingsInput>, suite: Rea
   // Names of evaluation functions only mean something against the suite's registry.
   if (settings.evalFunctions.length > 0) checkRunEvalFunctions(settings.evalFunctions, suite?.evalFunctions ?? new Map());
   return settings;
+}
+
+/** `repeat` and `repeatMax` from a count or a range; MAX below MIN is a usage error naming both. */
+function repeatFields(repeat: number | RepeatRange | null | undefined): { repeat: unknown; repeatMax: unknown } {
+  if (repeat === null || repeat === undefined) return { repeat: 1, repeatMax: 1 };
+  if (typeof repeat !== "object") return { repeat, repeatMax: repeat };
+  const { min, max } = repeat;
+  if (typeof min === "number" && typeof max === "number" && max < min) {
+    throw new EvalfleetError(ErrorCode.Usage, `repeat (--repeat MIN..MAX) needs MAX >= MIN, got ${min}..${max}`, { field: "repeat", value: `${min}..${max}` });
+  }
+  return { repeat: min, repeatMax: max };
 }
 
 /** `record`, `replay` and `recordMissing` as one setting; a combination that means nothing is a usage error naming it. */

@@ -85,7 +85,7 @@ export const RunConfigSchema = lazySchema(() => z.object({
   /** Colors on a terminal (not with `NO_COLOR`). */
   color: z.boolean(),
   /** `--repeat`; null: the default (a resumed run keeps its own). */
-  repeat: whole(1).nullable(),
+  repeat: z.union([whole(1), z.object({ min: whole(1), max: whole(1) })]).nullable(),
   /** `--pass-threshold`; null: the suite's. */
   passThreshold: fraction().nullable(),
   /** `--case-pass-rate`; null: the suite's, else 1. */

@@ -104,12 +104,13 @@ function distributedRunner(suite: LoadedSuite, config: RunConfig, io: ResolvedIO
       // unless the flags say otherwise: the compiled defaults would overwrite them.
       ...(resumeRunId
         ? {
-            repeat: config.repeat ?? undefined,
+            // A resumed run's repeats (adaptive or not) are its manifest's: `resume` takes no --repeat.
+            repeat: typeof config.repeat === "number" ? config.repeat : undefined,
             ...(config.providers.retries !== null ? { retries: config.providers.retries } : {}),
             limits: Object.keys(config.providers.limits).length > 0 ? config.providers.limits : null,
             passThreshold: config.passThreshold ?? undefined,
           }
-        : { repeat: st.repeat, retries: st.retries, limits: st.limits, passThreshold: st.passThreshold }),
+        : { repeat: st.repeat, repeatMax: st.repeatMax, adaptiveConfidence: st.adaptiveConfidence, retries: st.retries, limits: st.limits, passThreshold: st.passThreshold }),
       signal: ctx.signal,
       logger: ctx.logger,
       onRunId: (id) => {

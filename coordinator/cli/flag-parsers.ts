@@ -48,6 +48,26 @@ export function parseWhole(flag: string, min: number): (value: string) => number
   };
 }
 
+/**
+ * `--repeat`: a whole number N >= 1 (every case runs N times), or `MIN..MAX` (adaptive repeats:
+ * MIN trials each, more up to MAX while a case's interval is around its pass rule).
+ */
+export function parseRepeat(flag: string): (value: string) => number | { min: number; max: number } {
+  return (value) => {
+    const range = /^\s*(\d+)\s*\.\.\s*(\d+)\s*$/.exec(value);
+    if (range) {
+      const min = Number(range[1]);
+      const max = Number(range[2]);
+      if (min < 1) throw new InvalidArgumentError(`${flag} MIN..MAX needs MIN >= 1, got '${value}'`);
+      if (max < min) throw new InvalidArgumentError(`${flag} MIN..MAX needs MAX >= MIN, got '${value}'`);
+      return min === max ? min : { min, max };
+    }
+    const n = Number(value);
+    if (!/^\s*\d+\s*$/.test(value) || n < 1) throw new InvalidArgumentError(`${flag} must be a whole number >= 1 or MIN..MAX (3..20), got '${value}'`);
+    return n;
+  };
+}
+
 /** A fraction between 0 and 1. */
 export function parseFraction(flag: string): (value: string) => number {
   return (value) => {

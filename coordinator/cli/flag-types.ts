@@ -12,7 +12,7 @@ export interface RunFlags extends StoreFlags {
   tag?: string[];
   set?: string[];
   passThreshold?: number;
-  repeat?: number;
+  repeat?: number | { min: number; max: number };
   /** `--case-pass-rate`: a repeated case passes when at least this fraction of its trials pass. */
   casePassRate?: number;
   /** `--confidence`: the two-sided confidence of the report's intervals. */

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { collect, parseFraction, parseOpenFraction, parseOrder, parsePositiveNumber, parsePositiveSeconds, parseSeconds, parseWhole } from "./flag-parsers.ts";
+import { collect, parseFraction, parseOpenFraction, parseOrder, parsePositiveNumber, parsePositiveSeconds, parseRepeat, parseSeconds, parseWhole } from "./flag-parsers.ts";
 import {
   DEFAULT_ACK_WAIT_SECONDS,
   DEFAULT_BROKER_TIMEOUT_SECONDS,
@@ -129,7 +129,12 @@ export function addRunPolicyFlags(cmd: Command, opts: { repeat?: boolean } = {})
   );
   cmd.addOption(new Option("--confidence <level>", "Two-sided confidence of the intervals the report shows, strictly between 0 and 1 (default 0.95)").argParser(parseOpenFraction("--confidence")));
   if (opts.repeat !== false) {
-    cmd.addOption(new Option("--repeat <n>", "Run each case N times; the report gives each case's pass rate and pass@k (a case passes when every run passed)").argParser(parseWhole("--repeat", 1)));
+    cmd.addOption(
+      new Option(
+        "--repeat <n>",
+        "Run each case N times; the report gives each case's pass rate and pass@k (a case passes when every run passed, or --case-pass-rate of them). MIN..MAX (3..20): adaptive, MIN runs each, then more up to MAX while a case's interval still holds --case-pass-rate",
+      ).argParser(parseRepeat("--repeat")),
+    );
   }
 }
 

@@ -1,5 +1,7 @@
 import type { ConsumerMessages } from "@nats-io/jetstream";
-import { applyCasePassRule } from "../../shared/trials/case-pass-rule.ts";
+import { applyCasePassRule, casePassRateOf } from "../../shared/trials/case-pass-rule.ts";
+import { aggregateRepeats } from "../../shared/trials/fold-repeats.ts";
+import { adaptiveMark, adaptiveStep, type AdaptiveRule } from "../../shared/trials/adaptive-repeats.ts";
 import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/providers/prices.ts";
 import type { RunEvent } from "../../shared/case/agent.ts";
 import type { Broker } from "../../shared/broker/setup.ts";
@@ -67,11 +69,14 @@ export interface RunCollectorOptions {
   /** Trials each case plans first (`--repeat N`, or MIN of `--repeat MIN..MAX`). Default 1. */
   trials?: number;
   /**
-   * Asked when a case's planned trials are all in: how many more it needs (adaptive repeats), 0
-   * to fold it now. The new trials are planned here; `onMore` publishes them. Default: fold.
+   * Adaptive repeats (`--repeat MIN..MAX`, `trials` being MIN): when a case's planned trials are
+   * all in, the stopping rule (shared/trials/adaptive-repeats.ts) says whether it needs another
+   * batch; the batch is planned here and `onMore` publishes it, unless `mayExtend()` says the run
+   * takes no more (stopping, a spent budget). Each folded case is marked with why it stopped.
+   * Default null: a fixed repeat.
    */
-  more?: (sel: SelectedCase, trials: readonly CaseResult[]) => number;
-  /** Told of the trials {@link more} planned, to publish them. */
+  adaptive?: { max: number; confidence: number; mayExtend: () => boolean } | null;
+  /** Told of the trials adaptive repeats planned, to publish them. */
   onMore?: (deliveries: Delivery[]) => void;
 }
 
@@ -84,7 +89,8 @@ export class RunCollector {
   readonly #ledger: TrialLedger;
   /** Trial results accepted (every case's), for {@link caughtUp}. */
   #trialsIn = 0;
-  readonly #more: RunCollectorOptions["more"];
+  readonly #adaptive: RunCollectorOptions["adaptive"];
+  readonly #minTrials: number;
   readonly #onMore: RunCollectorOptions["onMore"];
   /** Cases whose `onCaseStart` hook ran (at their first trial's start). */
   readonly #caseStarted = new Set<number>();
@@ -107,7 +113,8 @@ export class RunCollector {
     this.#runId = options.runId;
     this.#results = new ResultCollector(options.selected);
     this.#ledger = new TrialLedger(options.selected, options.trials ?? 1);
-    this.#more = options.more;
+    this.#adaptive = options.adaptive ?? null;
+    this.#minTrials = options.trials ?? 1;
     this.#onMore = options.onMore;
     this.#hooks = options.hooks;
     this.#log = options.logger;
@@ -301,20 +308,34 @@ export class RunCollector {
 
   /** Whether a case whose planned trials are in is done (else its next trials are planned and published). */
   #wantsNoMore(sel: SelectedCase, trials: readonly CaseResult[]): boolean {
-    const more = this.#more?.(sel, trials) ?? 0;
-    if (more <= 0) return true;
+    const rule = this.#ruleOf(sel);
+    if (!rule || !this.#adaptive!.mayExtend()) return true;
+    const step = adaptiveStep(passedOf(trials), trials.length, rule);
+    if (step.done) return true;
+    const more = step.next;
     const next = this.#ledger.extend(sel.index, more);
     // Published after this result is recorded (the new trials are planned already).
     queueMicrotask(() => this.#onMore?.(next));
     return false;
   }
 
+  /** The adaptive rule of a case (its own pass rule, else the run's), or null for a fixed repeat. */
+  #ruleOf(sel: SelectedCase): AdaptiveRule | null {
+    const a = this.#adaptive;
+    if (!a || a.max <= this.#minTrials) return null;
+    return { min: this.#minTrials, max: a.max, passRate: casePassRateOf(sel.case.passRate, this.#casePassRate ?? 1), confidence: a.confidence };
+  }
+
   /** A case's folded result: the first per case wins; its `onCaseEnd` hook runs for it; `tell`: the listener hears of it. */
-  #acceptCase(result: CaseResult, tell = true): void {
-    if (this.#results.add(result) !== "accepted") return;
-    const sel = this.#results.selectedAt(result.index)!;
+  #acceptCase(folded: CaseResult, tell = true): void {
+    const sel = this.#results.selectedAt(folded.index);
+    const rule = sel ? this.#ruleOf(sel) : null;
+    // An adaptive case is reported with its trials even when one was enough (MIN 1), as locally.
+    const result = rule && !folded.repeats?.length ? aggregateRepeats([folded]) : folded;
+    if (!sel || this.#results.add(result) !== "accepted") return;
     // The pass rule where the result is collected, before its hook and every report read `passed`.
     applyCasePassRule(result, sel.case.passRate, this.#casePassRate);
+    if (rule && result.repeats) result.adaptive = adaptiveMark(result.repeats.filter((t) => t.passed).length, result.repeats.filter((t) => !t.skipped).length, rule);
     if (this.#hooks.onCaseEnd) callSyncHook("onCaseEnd", () => this.#hooks.onCaseEnd!(sel.case, result), (m) => result.addError(m));
     if (tell) this.#listener.onAccepted(result);
   }
@@ -360,4 +381,11 @@ export class RunCollector {
     }
     return results;
   }
+}
+
+/** Trials that passed. */
+function passedOf(trials: readonly CaseResult[]): number {
+  let n = 0;
+  for (const t of trials) if (t.passed) n++;
+  return n;
 }

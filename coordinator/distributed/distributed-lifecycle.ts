@@ -18,8 +18,8 @@ import type { RunTokens } from "../../shared/wire/case-token.ts";
 import { RunCollector } from "./collect.ts";
 import { ensureResponseCacheBucket } from "../../shared/broker/response-cache-bucket.ts";
 import { cassetteBucketExists, ensureCassetteBucket } from "../../shared/broker/cassette-bucket.ts";
-import { createRun, ensureRunConsumer, newManifest, publishCases, queuedDeliveries, refuseExistingRun, trialsOf } from "./publish.ts";
-import { deliveryKey } from "../run/trial-ledger.ts";
+import { createRun, ensureRunConsumer, newManifest, publishBatch, publishCases, queuedDeliveries, refuseExistingRun, trialsOf } from "./publish.ts";
+import { deliveryKey, type Delivery } from "../run/trial-ledger.ts";
 import { LostCases } from "./reconcile.ts";
 import { establishRunKey } from "./run-key.ts";
 import { readCancel, readRunState, requestCancel } from "./run-records.ts";
@@ -27,7 +27,7 @@ import { RunStateWriter } from "./run-state-writer.ts";
 import { watchBrokerLoss, watchCancelKey, watchDeadline, watchSignal, type StopWatching } from "./watchers.ts";
 import { WorkerRoster } from "./workers.ts";
 import { PermitServer } from "./permit-server.ts";
-import type { DistributedOutcome, DistributedRunOptions, DistributedSettings } from "./distributed-options.ts";
+import { adaptiveOf, type DistributedOutcome, type DistributedRunOptions, type DistributedSettings } from "./distributed-options.ts";
 import { StartGateServer } from "./start-gate-server.ts";
 import { BUDGET_EXHAUSTED, BudgetMeter, hasBudget } from "../../shared/providers/budget.ts";
 
@@ -70,7 +70,11 @@ export class DistributedRun {
   /** The manifest of a run taken over by `resume`; null for a new run. */
   readonly #resumeManifest: RunManifest | null;
   /** The run's repeat count and pass threshold, from its manifest. */
-  #policy: { repeat: number; passThreshold: number | null } = { repeat: 1, passThreshold: null };
+  #policy: { repeat: number; repeatMax: number; passThreshold: number | null } = { repeat: 1, repeatMax: 1, passThreshold: null };
+  /** Adaptive batches planned and not yet published (the reconciler does not take them for lost). */
+  readonly #publishingMore = new Set<string>();
+  /** A new run's manifest, once created (adaptive batches are published with it). */
+  #manifest: RunManifest | null = null;
   readonly #subs: Subscription[] = [];
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #stoppers: StopWatching[] = [];
@@ -137,9 +141,12 @@ export class DistributedRun {
       tokens,
       presence: (workerId) => this.#roster.present(broker, runId, workerId),
       prices: options.prices ?? suite.prices ?? null,
-      casePassRate: options.casePassRate ?? null,
+      // A resumed run keeps its case pass rule unless the flag gives one.
+      casePassRate: options.casePassRate ?? resume?.casePassRate ?? null,
       // Each trial is its own delivery: the collector folds a case once its trials are in.
       trials: resume ? resume.repeat : checkRepeat(options.repeat),
+      adaptive: adaptiveOf(resume, options, settings, () => this.#stopReason() === null && !this.#machine.stopping),
+      onMore: (deliveries) => void this.#publishMore(deliveries),
       listener: {
         onAccepted: (result) => this.#onAccepted(result),
         onTrial: (result) => this.#onTrial(result),
@@ -174,6 +181,7 @@ export class DistributedRun {
       this.#startGate = new StartGateServer(this.#nc, this.#runId, () => this.#stopReason(), this.#log).start();
       this.#policy = {
         repeat: manifest.repeat,
+        repeatMax: manifest.repeatMax ?? manifest.repeat,
         passThreshold: this.#resumeManifest && this.#o.passThreshold !== undefined ? checkPassThreshold(this.#o.passThreshold) : manifest.passThreshold,
       };
       await this.#dispatch(manifest);
@@ -205,6 +213,7 @@ export class DistributedRun {
       throw new EvalfleetError(ErrorCode.Usage, `--replay nats: this broker has no ${CASSETTE_BUCKET} bucket, so no cassette was recorded on it: record first (coordinator run --record nats)`, { field: "replay" });
     }
     await createRun(this.#nc, this.#broker, manifest);
+    this.#manifest = manifest;
     return manifest;
   }
 
@@ -222,6 +231,7 @@ export class DistributedRun {
       tokens: this.#tokens,
       maxAttempts: manifest.maxAttempts,
       collecting: () => this.#machine.state === "collecting",
+      publishing: (index, trial) => this.#publishingMore.has(deliveryKey(index, trial)),
       logger: this.#log,
     });
     this.#lostCases = lost;
@@ -263,6 +273,12 @@ export class DistributedRun {
     this.#state.startHeartbeat();
     const published = await publishCases(this.#broker, manifest, this.#tokens, todo, () => this.#machine.stopping);
     this.#log.info({ published }, "cases published");
+  }
+
+  /** Publishes an adaptive case's next batch (the collector planned it); a failure is the reconciler's to find. */
+  async #publishMore(deliveries: readonly Delivery[]): Promise<void> {
+    const manifest = this.#resumeManifest ?? this.#manifest;
+    if (manifest) await publishBatch(this.#broker, manifest, this.#tokens, (i) => this.#collector.selectedAt(i), deliveries, { pending: this.#publishingMore, stopping: () => this.#machine.stopping, logger: this.#log });
   }
 
   /** Watches the workers' presence, and gives up when none compatible joins in time. */
@@ -395,7 +411,8 @@ export class DistributedRun {
         passThreshold: this.#policy.passThreshold,
         budget: this.#meter ? { ...this.#meter.budget, exhausted: this.#cancelReason === BUDGET_EXHAUSTED } : null,
         repeat: this.#policy.repeat,
-        casePassRate: this.#o.casePassRate ?? null,
+        repeatMax: this.#policy.repeatMax,
+        casePassRate: this.#o.casePassRate ?? this.#resumeManifest?.casePassRate ?? null,
         ...(this.#o.confidence === undefined ? {} : { confidence: this.#o.confidence }),
       }),
     };

@@ -9,6 +9,8 @@ import type { PriceTable } from "../../shared/providers/prices.ts";
 import type { LimitTable } from "../../shared/providers/limit-spec.ts";
 import type { SelectedCase, Selector } from "../run/select.ts";
 import { compileRunSettings, type RunSettings, type RunSettingsSuite } from "../../shared/run-settings.ts";
+import type { RunManifest } from "../../shared/wire/nats.ts";
+import { checkRepeat } from "../run/policy.ts";
 
 /** What a distributed run (distributed-run.ts) is told by its caller, and what it answers. */
 
@@ -49,6 +51,10 @@ export interface DistributedRunOptions extends SuiteHooks, Selector {
   forwardEvents?: boolean;
   /** Runs per case (`--repeat`); workers run every repeat of a case they take. Default 1 (a resumed run keeps its own). */
   repeat?: number;
+  /** `--repeat MIN..MAX`: MAX (with `repeat` MIN); the coordinator plans more trials of a case while its interval holds its pass rule. Default: `repeat` (fixed). */
+  repeatMax?: number | null;
+  /** Adaptive repeats' stopping confidence (RunSettings' `adaptiveConfidence`). Default 0.75. */
+  adaptiveConfidence?: number | null;
   /** Retries of a case whose failure is `infra` (`--retries`), on the worker that ran it. Default 0 (a resumed run keeps its own). */
   retries?: number;
   /**
@@ -93,7 +99,7 @@ export interface DistributedRunOptions extends SuiteHooks, Selector {
  */
 export type DistributedSettings = Pick<
   RunSettings,
-  "defaultTimeoutSeconds" | "setupTimeoutSeconds" | "teardownTimeoutSeconds" | "maxOutputBytes" | "maxAttempts" | "ackWaitMs" | "waitForWorkersMs" | "cancelGraceMs" | "brokerLossMs" | "reconcileMs"
+  "defaultTimeoutSeconds" | "setupTimeoutSeconds" | "teardownTimeoutSeconds" | "maxOutputBytes" | "maxAttempts" | "ackWaitMs" | "waitForWorkersMs" | "cancelGraceMs" | "brokerLossMs" | "reconcileMs" | "adaptiveConfidence"
 >;
 
 /**
@@ -115,6 +121,7 @@ export function compileDistributedSettings(options: DistributedRunOptions, suite
       cancelGraceSeconds: options.cancelGraceSeconds,
       brokerLossSeconds: options.brokerLossSeconds,
       reconcileSeconds: options.reconcileSeconds,
+      adaptiveConfidence: options.adaptiveConfidence,
     },
     // Only what the bounds are merged from: the suite's limits, prices and evaluation functions are the manifest's business (publish.ts).
     { defaultTimeout: suite.defaultTimeout, setupTimeoutSeconds: suite.setupTimeoutSeconds, teardownTimeoutSeconds: suite.teardownTimeoutSeconds },
@@ -130,6 +137,7 @@ export function compileDistributedSettings(options: DistributedRunOptions, suite
     cancelGraceMs: settings.cancelGraceMs,
     brokerLossMs: settings.brokerLossMs,
     reconcileMs: settings.reconcileMs,
+    adaptiveConfidence: settings.adaptiveConfidence,
   };
 }
 
@@ -144,4 +152,12 @@ export interface DistributedOutcome {
 /** A new run id: sortable by time, unique, one subject token. */
 export function newRunId(): string {
   return `${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
+}
+
+/** The collector's adaptive rule: the manifest's (a resumed run) or the options'; null for a fixed repeat. */
+export function adaptiveOf(resume: RunManifest | null, options: DistributedRunOptions, settings: DistributedSettings, mayExtend: () => boolean): { max: number; confidence: number; mayExtend: () => boolean } | null {
+  if (resume) return resume.repeatMax !== null && resume.repeatMax > resume.repeat ? { max: resume.repeatMax, confidence: resume.adaptiveConfidence ?? settings.adaptiveConfidence, mayExtend } : null;
+  const min = checkRepeat(options.repeat);
+  const max = options.repeatMax ?? min;
+  return max > min ? { max, confidence: settings.adaptiveConfidence, mayExtend } : null;
 }

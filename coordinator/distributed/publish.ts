@@ -17,6 +17,7 @@ import type { ScoringMethod } from "../../shared/datasets/scoring-methods.ts";
 import type { RunSettings } from "../../shared/run-settings.ts";
 import { checkPassThreshold, checkRepeat } from "../run/policy.ts";
 import type { SelectedCase } from "../run/select.ts";
+import type { Logger } from "../../shared/logger.ts";
 import { deliveryKey } from "../run/trial-ledger.ts";
 import { hasBudget, type Budget } from "../../shared/providers/budget.ts";
 
@@ -57,8 +58,12 @@ export interface ManifestSettings {
   cassette?: RunManifest["cassette"];
   /** Default false. */
   forwardEvents?: boolean;
-  /** Default 1. */
+  /** Default 1 (MIN of adaptive repeats). */
   repeat?: number;
+  /** The pass rule of a repeated case that sets none (`--case-pass-rate`); null: the suite's was compiled in by the caller, else every trial. */
+  casePassRate?: number | null;
+  /** MAX of adaptive repeats (`--repeat MIN..MAX`). Default: `repeat`, a fixed repeat. */
+  repeatMax?: number | null;
   /** Retries of a case whose failure is `infra` (`--retries`). Default 0. */
   retries?: number;
   /** Provider limits by key, merged (suite, `EVALFLEET_LIMITS`, `--limit`). Default: the suite's. */
@@ -93,7 +98,7 @@ export function runConsumerConfig(manifest: Pick<RunManifest, "runId" | "ackWait
  * The bounds a manifest records, compiled (compileRunSettings, the suite's merged under the
  * caller's): the case bounds in seconds and bytes, the deliveries and the ack wait in ms.
  */
-export type ManifestBounds = Pick<RunSettings, "defaultTimeoutSeconds" | "setupTimeoutSeconds" | "teardownTimeoutSeconds" | "maxOutputBytes" | "maxAttempts" | "ackWaitMs">;
+export type ManifestBounds = Pick<RunSettings, "defaultTimeoutSeconds" | "setupTimeoutSeconds" | "teardownTimeoutSeconds" | "maxOutputBytes" | "maxAttempts" | "ackWaitMs" | "adaptiveConfidence">;
 
 /** A new run's manifest: the suite, the selection, the compiled bounds, and the caller's other settings resolved against the suite's. */
 export function newManifest(runId: string, suite: LoadedSuite, selected: readonly SelectedCase[], settings: ManifestSettings, bounds: ManifestBounds): RunManifest {
@@ -113,6 +118,8 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
     ackWaitSeconds: bounds.ackWaitMs / 1000,
     forwardEvents: settings.forwardEvents ?? false,
     repeat: checkRepeat(settings.repeat),
+    ...adaptiveFields(settings, bounds.adaptiveConfidence),
+    casePassRate: settings.casePassRate ?? null,
     retries: settings.retries ?? 0,
     limits: settings.limits ?? suite.limits ?? {},
     startGate: hasBudget(settings.budget),
@@ -123,6 +130,15 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
     createdAt: new Date().toISOString(),
     coordinator: { host: processLabel().split("/")[0]!, pid: process.pid },
   };
+}
+
+/** The manifest's adaptive fields: MAX and the stopping confidence, or nulls for a fixed repeat (MAX below MIN is a usage error). */
+function adaptiveFields(settings: ManifestSettings, confidence: number): Pick<RunManifest, "repeatMax" | "adaptiveConfidence"> {
+  const min = checkRepeat(settings.repeat);
+  const max = settings.repeatMax === undefined || settings.repeatMax === null ? min : checkRepeat(settings.repeatMax, "repeatMax");
+  if (max < min) throw new EvalfleetError(ErrorCode.Usage, `repeatMax must be >= repeat (${min}), got ${max}`, { field: "repeatMax", value: max });
+  if (max === min) return { repeatMax: null, adaptiveConfidence: null };
+  return { repeatMax: max, adaptiveConfidence: confidence };
 }
 
 /**
@@ -227,4 +243,32 @@ async function publishWindows(broker: Broker, manifest: RunManifest, tokens: Run
     );
   }
   return published;
+}
+
+/**
+ * Publishes trials planned while the run goes on (an adaptive case's next batch). Their keys are
+ * in `pending` until published, so the reconciler does not take them for lost; a failure is
+ * logged, and the reconciler finds the trials (they stay planned).
+ */
+export async function publishBatch(
+  broker: Broker,
+  manifest: RunManifest,
+  tokens: RunTokens,
+  selectedAt: (index: number) => SelectedCase | null | undefined,
+  deliveries: ReadonlyArray<{ index: number; trial: number }>,
+  o: { pending: Set<string>; stopping: () => boolean; logger: Logger },
+): Promise<void> {
+  const keys = deliveries.map((d) => deliveryKey(d.index, d.trial));
+  for (const k of keys) o.pending.add(k);
+  try {
+    const trials = deliveries.flatMap((d) => {
+      const sel = selectedAt(d.index);
+      return sel ? [{ sel, trial: d.trial }] : [];
+    });
+    await publishCases(broker, manifest, tokens, trials, o.stopping);
+  } catch (err) {
+    o.logger.warn({ err: errorMessage(err) }, "publishing an adaptive batch failed");
+  } finally {
+    for (const k of keys) o.pending.delete(k);
+  }
 }

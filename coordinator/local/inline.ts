@@ -14,6 +14,7 @@ import { runCase } from "../../worker/runtime/lifecycle.ts";
 import { FileResponseStore } from "../../worker/models/file-cache.ts";
 import { McpSession } from "../../shared/suite/mcp-session.ts";
 import { executeCase } from "../../shared/trials/execute-case.ts";
+import { casePassRateOf } from "../../shared/trials/case-pass-rule.ts";
 import { configureProcessLimits } from "../../shared/providers/process-limiter.ts";
 import { positiveInt, runSelected, type EngineOptions } from "../run/dispatch-loop.ts";
 import { engineSettings, type RunSettingsFields } from "../run/settings-options.ts";
@@ -72,9 +73,8 @@ export interface InlineRunOptions extends Omit<EngineOptions, RunSettingsFields>
  */
 export async function runInline(selected: readonly SelectedCase[], options: InlineRunOptions): Promise<SuiteResult> {
   const { settings } = options;
-  const repeat = settings.repeat;
   // Repeats share the concurrency with every other run, so `concurrency: 1` stays one run at a time.
-  const runs = repeat > 1 ? pLimit(positiveInt(options.concurrency, "concurrency")) : null;
+  const runs = settings.repeatMax > 1 ? pLimit(positiveInt(options.concurrency, "concurrency")) : null;
   const mcp = selected.length > 0 && options.mcpClients?.length ? new McpSession(options.mcpClients, { logger: options.logger, onWarning: options.onWarning }) : null;
   // The limiter of this thread paces every model call of the cases (docs/providers.md).
   if (options.configureLimits !== false) configureProcessLimits(settings.limits);
@@ -112,7 +112,8 @@ export async function runInline(selected: readonly SelectedCase[], options: Inli
         });
         const timeoutSeconds = sel.case.resolveTimeout(settings.defaultTimeoutSeconds);
         const shell = (): ReturnType<typeof resultShell> => resultShell(sel.case, sel.index);
-        return (await executeCase(settings, oneRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell })).result;
+        const passRate = casePassRateOf(sel.case.passRate, settings.casePassRate);
+        return (await executeCase(settings, oneRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell, passRate, mayExtend: ctx.mayExtend })).result;
       },
       { ...options, ...engineSettings(settings) },
     );

@@ -7,6 +7,7 @@ import { resultShell } from "../../shared/result/result-shell.ts";
 import pLimit from "p-limit";
 import { CasePool, type PrestartedThreads } from "../../worker/pool/case-pool.ts";
 import { executeCase } from "../../shared/trials/execute-case.ts";
+import { casePassRateOf } from "../../shared/trials/case-pass-rule.ts";
 import { configureProcessLimits } from "../../shared/providers/process-limiter.ts";
 import { positiveInt, runSelected, type EngineOptions } from "../run/dispatch-loop.ts";
 import { engineSettings, type RunSettingsFields } from "../run/settings-options.ts";
@@ -54,10 +55,9 @@ export async function runOnThreads(suite: LoadedSuite, selected: readonly Select
   const concurrency = positiveInt(options.concurrency, "concurrency");
   const threads = positiveInt(options.threads, "threads");
   const { settings } = options;
-  const repeat = settings.repeat;
   if (selected.length === 0) return runSelected(selected, async () => never(), { ...options, ...engineSettings(settings) });
   // Repeats share the concurrency with every other run: the pool never holds more than `concurrency` runs.
-  const runs = repeat > 1 ? pLimit(concurrency) : null;
+  const runs = settings.repeatMax > 1 ? pLimit(concurrency) : null;
 
   const pool = new CasePool({
     suitePath: suite.path,
@@ -113,7 +113,8 @@ export async function runOnThreads(suite: LoadedSuite, selected: readonly Select
           }),
         });
         const shell = (): ReturnType<typeof resultShell> => resultShell(sel.case, sel.index);
-        const { result } = await executeCase(settings, onePoolRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell });
+        const passRate = casePassRateOf(sel.case.passRate, settings.casePassRate);
+        const { result } = await executeCase(settings, onePoolRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell, passRate, mayExtend: ctx.mayExtend });
         for (const m of hookErrors) result.addError(m);
         return result;
       },

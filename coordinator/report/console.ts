@@ -151,7 +151,8 @@ export class ConsoleReporter {
     const status = r.passed ? k.green("PASS") : k.red("FAIL");
     // A rule below every trial is said, so a PASS with failed runs reads as what it is.
     const rule = r.casePassRate !== null && r.casePassRate < 1 ? ` (needs ${percent(r.casePassRate)})` : "";
-    const runs = r.repeats && r.repeats.length > 0 ? ` \u00b7 ${r.repeats.filter((x) => x.passed).length}/${r.repeats.length} runs passed${rule}` : "";
+    const undecided = r.adaptive && !r.adaptive.decided ? ", undecided" : "";
+    const runs = r.repeats && r.repeats.length > 0 ? ` \u00b7 ${r.repeats.filter((x) => x.passed).length}/${r.repeats.length} runs passed${rule}${undecided}` : "";
     const lines = [`${status}  ${name}  ${k.dim(`${safeText(c.componentId)} \u00b7 ${r.durationSeconds}s${runs}`)}`];
     if (this.#verbose) {
       lines.push("", "Response", safeText(r.output) || "(empty)");
@@ -242,7 +243,14 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   const hatK = stats.passHatK;
   const kHat = hatK ? Object.keys(hatK).length : 0;
   const hat = hatK && kHat > 0 ? `, pass^${kHat} ${percent(hatK[String(kHat)] ?? 0)}` : "";
-  if (atK) lines.push(`${suite.repeat} runs per case: pass@1 ${percent(atK["1"] ?? 0)}, pass@${suite.repeat} ${percent(atK[String(suite.repeat)] ?? 0)}${hat}`);
+  const adaptive = suite.adaptiveRepeats;
+  if (atK) lines.push(`${adaptive ? "at least " : ""}${suite.repeat} runs per case: pass@1 ${percent(atK["1"] ?? 0)}, pass@${suite.repeat} ${percent(atK[String(suite.repeat)] ?? 0)}${hat}`);
+  if (adaptive) {
+    const undecided = adaptive.undecidedCases > 0 ? `; ${adaptive.undecidedCases} case${adaptive.undecidedCases === 1 ? "" : "s"} undecided (judged on the point estimate)` : "";
+    lines.push(
+      `adaptive repeats ${adaptive.min}..${adaptive.max}: ${adaptive.trialsSpent} trials run of ${adaptive.trialsMax} (${adaptive.trialsSaved} saved, ${percent(adaptive.trialsMax === 0 ? 0 : adaptive.trialsSaved / adaptive.trialsMax)})${undecided}`,
+    );
+  }
   const cache = suite.modelCache;
   if (cache) lines.push(`model cache: ${cache.hits} hit${cache.hits === 1 ? "" : "s"}, ${cache.misses} miss${cache.misses === 1 ? "" : "es"} (hits made no model call)`);
   // Each case that did not pass says why in one line, without -v: what a CI log needs.

@@ -25,7 +25,19 @@ export const SUITE_ABORTED_REASON = "suite aborted after cancelled run";
 
 
 /** Runs one selected case; must never throw (a crash becomes an error result). */
-export type CaseExecutor = (selected: SelectedCase, context: { signal: AbortSignal; onRunEvent: SuiteHooks["onRunEvent"] }) => Promise<CaseResult>;
+export type CaseExecutor = (selected: SelectedCase, context: ExecutorContext) => Promise<CaseResult>;
+
+/** What the loop hands an executor with each case. */
+export interface ExecutorContext {
+  signal: AbortSignal;
+  onRunEvent: SuiteHooks["onRunEvent"];
+  /**
+   * Adaptive repeats: whether the case may run another batch, given its trials so far: false
+   * once the run stops, or once the budget would be spent counting them (the extra trials are
+   * what a budget bounds first).
+   */
+  mayExtend: (trials: readonly CaseResult[]) => boolean;
+}
 
 /** Options of {@link runSelected}. */
 export interface EngineOptions extends SuiteHooks {
@@ -39,8 +51,10 @@ export interface EngineOptions extends SuiteHooks {
   onStateChange?: ((state: RunPhase) => void) | null;
   /** The run passes when at least this fraction (0-1) of the cases pass; kept on the SuiteResult. Default: none. */
   passThreshold?: number | null;
-  /** Runs per case (`--repeat`); kept on the SuiteResult (the executor runs them). Default 1. */
+  /** Runs per case (`--repeat`; MIN of `--repeat MIN..MAX`); kept on the SuiteResult (the executor runs them). Default 1. */
   repeat?: number;
+  /** MAX of adaptive repeats (`--repeat MIN..MAX`), kept on the SuiteResult. Default: `repeat`. */
+  repeatMax?: number;
   /**
    * A repeated case passes when at least this fraction of its trials pass, unless the case sets its
    * own `passRate` (shared/trials/case-pass-rule.ts). Default: every trial (1).
@@ -105,6 +119,7 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
   const prices: PriceTable = { ...BUILTIN_PRICES, ...(options.prices ?? {}) };
   const meter = hasBudget(options.budget) ? new BudgetMeter(options.budget) : null;
   let budgetSpent = false;
+  const mayExtend = (trials: readonly CaseResult[]): boolean => !stopped && !(meter?.spentWith(trials.map((t) => priceUsage(t.usage, prices))) ?? false);
   try {
     await Promise.all(
       selected.map((sel) =>
@@ -112,7 +127,7 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
           if (stopped) return;
           const startErrors: string[] = [];
           if (options.onCaseStart) callSyncHook("onCaseStart", () => options.onCaseStart!(sel.case), (m) => startErrors.push(m));
-          const result = await execute(sel, { signal: cancel.signal, onRunEvent: options.onRunEvent });
+          const result = await execute(sel, { signal: cancel.signal, onRunEvent: options.onRunEvent, mayExtend });
           // The pass rule first: every hook and report after this reads the verdict it gives.
           applyCasePassRule(result, sel.case.passRate, options.casePassRate);
           // Costs from the price table, where the results are collected (the threads need no prices).
@@ -153,6 +168,7 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
     budget: meter ? { ...meter.budget, exhausted: budgetSpent } : null,
     passThreshold: options.passThreshold ?? null,
     repeat: options.repeat ?? 1,
+    repeatMax: options.repeatMax ?? options.repeat ?? 1,
     casePassRate: options.casePassRate ?? null,
     ...(options.confidence === undefined ? {} : { confidence: options.confidence }),
   });

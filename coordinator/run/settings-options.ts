@@ -12,12 +12,13 @@ import type { Budget } from "../../shared/providers/budget.ts";
  */
 
 /** The fields of {@link EngineOptions} that come from the compiled settings (a runner's options omit them and take `settings`). */
-export type RunSettingsFields = "repeat" | "retries" | "passThreshold" | "casePassRate" | "confidence" | "limits" | "prices" | "budget";
+export type RunSettingsFields = "repeat" | "repeatMax" | "retries" | "passThreshold" | "casePassRate" | "confidence" | "limits" | "prices" | "budget";
 
 /** The dispatch loop's options of `settings`. */
 export function engineSettings(settings: Readonly<RunSettings>): Pick<EngineOptions, RunSettingsFields> {
   return {
     repeat: settings.repeat,
+    repeatMax: settings.repeatMax,
     retries: settings.retries,
     passThreshold: settings.passThreshold,
     casePassRate: settings.casePassRate,
@@ -40,8 +41,11 @@ export interface LibrarySettingsOptions {
   maxOutputBytes?: number;
   /** Keep each case's transcript within this many bytes (a recorded run only). Default 256 KiB when recorded, else 0. */
   maxTranscriptBytes?: number;
-  /** Runs per case (`--repeat`). Default 1. */
-  repeat?: number;
+  /**
+   * Runs per case (`--repeat N`), or adaptive repeats (`--repeat MIN..MAX`, `{ min: 3, max: 20 }`:
+   * MIN runs each, then more up to MAX while a case's interval still holds its pass rule). Default 1.
+   */
+  repeat?: number | { min: number; max: number };
   /** Retries of a case whose failure is `infra` (`--retries`, shared/trials/infra-retry.ts). Default 0. */
   retries?: number;
   /** The run passes when at least this fraction (0-1) of the cases pass. Default: the suite's, else none. */

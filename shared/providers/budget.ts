@@ -37,6 +37,17 @@ export class BudgetMeter {
     return this.exhausted;
   }
 
+  /** Whether a budget would be spent once `more` (usages not counted yet: a case's trials so far) were counted too. */
+  spentWith(more: ReadonlyArray<CaseUsage | null | undefined>): boolean {
+    let usd = this.#usd;
+    let tokens = this.#tokens;
+    for (const u of more) {
+      usd += caseCost(u) ?? 0;
+      tokens += caseTokens(u).total;
+    }
+    return (this.budget.usd !== null && roundUsd(usd) >= this.budget.usd) || (this.budget.tokens !== null && tokens >= this.budget.tokens);
+  }
+
   /** Whether either budget is spent. */
   get exhausted(): boolean {
     return (this.budget.usd !== null && this.#usd >= this.budget.usd) || (this.budget.tokens !== null && this.#tokens >= this.budget.tokens);

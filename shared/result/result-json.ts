@@ -109,6 +109,10 @@ export interface CaseResultJSON {
   pass_rate_ci: [number, number] | null;
   /** `--repeat N` > 1: the case's pass rule, the fraction of its trials that must pass (its `passRate`, else the run's); `null` otherwise. */
   case_pass_rate: number | null;
+  /** `--repeat MIN..MAX`: whether the case's stopping interval cleared its pass rule (false: judged on its point estimate); `null` otherwise. */
+  decided: boolean | null;
+  /** `--repeat MIN..MAX`: why the case stopped: `cleared` (its interval cleared the rule), `settled` (MAX could not change its verdict), `max`, or `stopped` (by the run: a budget, a cancel); `null` otherwise. */
+  adaptive_stop: "cleared" | "settled" | "max" | "stopped" | null;
 }
 
 /** `"PASS"` only when every case passed and there was at least one. */
@@ -132,6 +136,12 @@ export interface SuiteResultJSON {
     repeat: number;
     /** With repeats: the mean over cases of each case's pass@k, k = 1..repeat; null otherwise. */
     pass_at_k: Record<string, number> | null;
+    /**
+     * `--repeat MIN..MAX`: the trials spent, the most a fixed `--repeat MAX` would have spent
+     * (`trials_max`), the difference, and the cases judged on their point estimate
+     * (`undecided_cases`, each marked `decided: false`); null for a fixed repeat.
+     */
+    adaptive_repeats: { min: number; max: number; trials_spent: number; trials_max: number; trials_saved: number; undecided_cases: number } | null;
     /** Cases whose `error_kind` is `infra`. */
     infra_errors: number;
     /** Tokens of the run: the agents', the judges', and both. */
@@ -216,6 +226,8 @@ export function caseResultToJSON(r: ProjectedCase, confidence?: number): CaseRes
     pass_rate_ci: ci ? [ci[0], ci[1]] : null,
     // A result of an older evalfleet carries no rule: it was judged by 1, every trial.
     case_pass_rate: repeated ? (r.casePassRate ?? 1) : null,
+    decided: r.adaptive?.decided ?? null,
+    adaptive_stop: r.adaptive?.stop ?? null,
   };
 }
 

@@ -53,6 +53,7 @@ function initialFields(name: string): CaseResultFields {
     transcript: null,
     modelCache: null,
     casePassRate: null,
+    adaptive: null,
   };
 }
 
@@ -142,14 +143,29 @@ export interface SuiteResultMeta {
   cancelled?: boolean;
   /** The run passes when at least this fraction (0-1) of its cases pass. Default: none (every case must pass). */
   passThreshold?: number | null;
-  /** Runs per case. Default 1. */
+  /** Runs per case (MIN of `--repeat MIN..MAX`). Default 1. */
   repeat?: number;
+  /** The most runs a case may get: MAX of `--repeat MIN..MAX`; `repeat` (the default) for a fixed repeat. */
+  repeatMax?: number;
   /** The run's budgets (`--budget-usd`, `--budget-tokens`) and whether they ran out; null without any. */
   budget?: RunBudget | null;
   /** Two-sided confidence of the report's intervals (`--confidence`, 0-1 exclusive). Default: the statistics' (0.95). */
   confidence?: number;
   /** The run's pass rule of a repeated case (`--case-pass-rate`, else the suite's); null: unknown (a run rebuilt from the store). */
   casePassRate?: number | null;
+}
+
+/** What adaptive repeats spent and saved (the summary's `adaptive_repeats`). */
+export interface AdaptiveRepeatsSummary {
+  min: number;
+  max: number;
+  /** Trials that ran (a trial skipped by a cancel does not count). */
+  trialsSpent: number;
+  /** Cases x MAX: what a fixed `--repeat MAX` would have run. */
+  trialsMax: number;
+  trialsSaved: number;
+  /** Cases marked `decided: false`: judged on their point estimate. */
+  undecidedCases: number;
 }
 
 /** A run's budgets and whether they ran out (the summary's `budget`). */
@@ -169,8 +185,10 @@ export class SuiteResult {
   readonly cancelled: boolean;
   /** The run-level pass threshold (0-1), or null. */
   readonly passThreshold: number | null;
-  /** Runs per case. */
+  /** Runs per case (MIN of an adaptive run). */
   readonly repeat: number;
+  /** The most runs a case may get (MAX of `--repeat MIN..MAX`); `repeat` for a fixed repeat. */
+  readonly repeatMax: number;
   /** The run's budgets and whether they ran out, or null. */
   readonly budget: RunBudget | null;
   /** The confidence of the intervals, as given (undefined: the statistics' default). */
@@ -186,6 +204,7 @@ export class SuiteResult {
     this.cancelled = meta.cancelled ?? false;
     this.passThreshold = meta.passThreshold ?? null;
     this.repeat = meta.repeat ?? 1;
+    this.repeatMax = Math.max(this.repeat, meta.repeatMax ?? this.repeat);
     this.budget = meta.budget ?? null;
     this.#confidence = meta.confidence;
     this.casePassRate = meta.casePassRate ?? null;
@@ -200,6 +219,7 @@ export class SuiteResult {
       cancelled: this.cancelled,
       passThreshold: this.passThreshold,
       repeat: this.repeat,
+      repeatMax: this.repeatMax,
       budget: this.budget,
       ...(this.#confidence === undefined ? {} : { confidence: this.#confidence }),
       casePassRate: this.casePassRate,
@@ -289,6 +309,28 @@ export class SuiteResult {
     return { hits: used.reduce((n, r) => n + r.modelCache!.hits, 0), misses: used.reduce((n, r) => n + r.modelCache!.misses, 0) };
   }
 
+  /**
+   * Adaptive repeats (`--repeat MIN..MAX`): the trials the run spent, the most it could have spent
+   * (every case at MAX), the difference, and the cases stopped at MAX or by the run with their
+   * interval still around their rule. Null for a fixed repeat.
+   */
+  get adaptiveRepeats(): AdaptiveRepeatsSummary | null {
+    if (this.repeatMax <= this.repeat) return null;
+    let spent = 0;
+    let undecided = 0;
+    for (const r of this.results) {
+      spent += r.repeats?.filter((t) => !t.skipped).length ?? 0;
+      if (r.adaptive && !r.adaptive.decided) undecided++;
+    }
+    const max = this.total * this.repeatMax;
+    return { min: this.repeat, max: this.repeatMax, trialsSpent: spent, trialsMax: max, trialsSaved: max - spent, undecidedCases: undecided };
+  }
+
+  #adaptiveJSON(): SuiteResultJSON["summary"]["adaptive_repeats"] {
+    const a = this.adaptiveRepeats;
+    return a ? { min: a.min, max: a.max, trials_spent: a.trialsSpent, trials_max: a.trialsMax, trials_saved: a.trialsSaved, undecided_cases: a.undecidedCases } : null;
+  }
+
   #modelCacheJSON(): { model_cache?: { hits: number; misses: number } } {
     const cache = this.modelCache;
     return cache ? { model_cache: cache } : {};
@@ -311,6 +353,7 @@ export class SuiteResult {
         pass_threshold: this.passThreshold,
         repeat: this.repeat,
         pass_at_k: this.passAtK,
+        adaptive_repeats: this.#adaptiveJSON(),
         infra_errors: this.infraErrors,
         ...usageSummary(this.usage),
         budget: this.budget ? { usd: this.budget.usd, tokens: this.budget.tokens, exhausted: this.budget.exhausted } : null,

@@ -4,16 +4,18 @@ import type { CaseResult } from "../result/result.ts";
 import type { RunSettings } from "../run-settings.ts";
 import { withInfraRetries, type InfraRetryOptions } from "./infra-retry.ts";
 import { runRepeated, type RunOutcome } from "./repeats.ts";
+import { runAdaptive, type AdaptiveRunOptions } from "./adaptive-run.ts";
 
 /**
  * How one selected case is executed, wherever it runs (the inline runner, the thread runner, a
  * distributed worker's run server): `repeat` runs of it (`--repeat N`), each run again while its
  * failure is the infrastructure's and `retries` are left (`--retries N`), folded into one
- * outcome. The one place this composition is written, so the three runners cannot diverge.
+ * outcome; with `repeatMax` above `repeat`, adaptive repeats (shared/trials/adaptive-run.ts).
+ * The one place this composition is written, so the three runners cannot diverge.
  */
 
 /** The run settings {@link executeCase} reads (a compiled {@link RunSettings} fits; so does a run manifest's). */
-export type ExecuteCaseSettings = Pick<RunSettings, "repeat" | "retries">;
+export type ExecuteCaseSettings = Pick<RunSettings, "repeat" | "retries"> & Partial<Pick<RunSettings, "repeatMax" | "adaptiveConfidence">>;
 
 /** What {@link executeCase} needs of the case and its runner. */
 export interface ExecuteCaseOptions {
@@ -25,6 +27,10 @@ export interface ExecuteCaseOptions {
   limit: LimitFunction | null;
   /** The case's result shell, for repeats that are not started (a cancel). */
   shell: () => CaseResult;
+  /** Adaptive repeats: the case's pass rule (its own `passRate`, else the run's `casePassRate`). Default 1. */
+  passRate?: number;
+  /** Adaptive repeats: asked before each batch past MIN; false stops the case (a spent budget). Default: always true. */
+  mayExtend?: AdaptiveRunOptions["mayExtend"];
   /** Told before each infra retry's wait (logs, metrics). Default: nobody. */
   onRetry?: InfraRetryOptions["onRetry"];
   /** For tests: the retries' clock (epoch ms) and wait. Default: the real ones. */
@@ -47,5 +53,11 @@ export function executeCase(settings: Readonly<ExecuteCaseSettings>, runOnce: (r
     ...(options.now ? { now: options.now } : {}),
     ...(options.sleep ? { sleep: options.sleep } : {}),
   };
-  return runRepeated(settings.repeat, (repeat) => withInfraRetries(() => runOnce(repeat), retry), { limit: options.limit, signal: options.signal, shell: options.shell });
+  const once = (repeat: number): Promise<RunOutcome> => withInfraRetries(() => runOnce(repeat), retry);
+  const max = settings.repeatMax ?? settings.repeat;
+  if (max > settings.repeat) {
+    const rule = { min: settings.repeat, max, passRate: options.passRate ?? 1, confidence: settings.adaptiveConfidence ?? Number.NaN };
+    return runAdaptive(rule, once, { limit: options.limit, signal: options.signal, shell: options.shell, mayExtend: options.mayExtend ?? null });
+  }
+  return runRepeated(settings.repeat, once, { limit: options.limit, signal: options.signal, shell: options.shell });
 }

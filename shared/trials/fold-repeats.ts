@@ -1,7 +1,7 @@
 // runs in: both
 import { round3 } from "../py-format.ts";
 import { CaseResult } from "../result/result.ts";
-import type { RepeatResultData } from "../wire/result-data.ts";
+import type { CaseUsage, ModelUsage, RepeatResultData } from "../wire/result-data.ts";
 
 /**
  * `--repeat N`: folding the N runs of one case into the one entry the report keeps per case.
@@ -50,8 +50,39 @@ export function aggregateRepeats(runs: readonly CaseResult[]): CaseResult {
   result.repeats = runs.map((r, i) => toRepeatData(r, i + 1));
   // Any run that ended cancelled stops the suite (spec M1), whichever run the entry shows.
   if (runs.some((r) => r.runStatus === "cancelled")) result.runStatus = "cancelled";
+  // A case costs what all its runs cost (the budget and the report count the case, not one run).
+  result.usage = sumUsages(runs.map((r) => r.usage));
   // The response cache answered every run's model calls: the case's counts are their sums.
   const cached = runs.filter((r) => r.modelCache);
   result.modelCache = cached.length > 0 ? { hits: cached.reduce((n, r) => n + r.modelCache!.hits, 0), misses: cached.reduce((n, r) => n + r.modelCache!.misses, 0) } : null;
   return result;
+}
+
+/** A number field summed over runs: null only when no run reported it. */
+function sumField(values: ReadonlyArray<number | null | undefined>): number | null {
+  let sum: number | null = null;
+  for (const v of values) if (typeof v === "number") sum = (sum ?? 0) + v;
+  return sum;
+}
+
+/** One side's usage summed; its cost is null when a run that used tokens has no cost (the price table fills it in from the tokens). */
+function sumSide(sides: ReadonlyArray<ModelUsage | null | undefined>): ModelUsage | null {
+  const present = sides.filter((s): s is ModelUsage => Boolean(s));
+  if (present.length === 0) return null;
+  const costUnknown = present.some((s) => s.costUsd === null && ((s.totalTokens ?? 0) > 0 || s.inputTokens !== null));
+  return {
+    inputTokens: sumField(present.map((s) => s.inputTokens)),
+    outputTokens: sumField(present.map((s) => s.outputTokens)),
+    totalTokens: sumField(present.map((s) => s.totalTokens)),
+    costUsd: costUnknown ? null : sumField(present.map((s) => s.costUsd)),
+    model: present.find((s) => s.model)?.model ?? null,
+  };
+}
+
+/** The usage of a case's runs together (agent and judge side by side); null when no run reported any. */
+export function sumUsages(usages: ReadonlyArray<CaseUsage | null | undefined>): CaseUsage | null {
+  const agent = sumSide(usages);
+  if (!agent) return null;
+  const judge = sumSide(usages.map((u) => u?.judge));
+  return { ...agent, ...(judge ? { judge } : {}) };
 }

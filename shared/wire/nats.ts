@@ -97,6 +97,16 @@ export const RunManifestSchema = lazySchema(() => z.object({
    * trials run on many workers at once. Default 1.
    */
   repeat: z.number().int().positive().default(1),
+  /**
+   * Adaptive repeats (`--repeat MIN..MAX`): `repeat` is MIN, this MAX, and the coordinator plans
+   * a case's further trials as its results come in (workers need not know: each trial is its own
+   * message). Null (the default, and an older manifest): a fixed repeat.
+   */
+  repeatMax: z.number().int().positive().nullable().default(null),
+  /** The pass rule of a repeated case that sets none (`--case-pass-rate`), kept so `resume` judges cases the same way. Null: every trial. */
+  casePassRate: z.number().min(0).max(1).nullable().default(null),
+  /** The stopping interval's confidence of adaptive repeats, kept so `resume` stops cases the same way. Null: not adaptive. */
+  adaptiveConfidence: z.number().gt(0).lt(1).nullable().default(null),
   /** The run-level pass threshold (0-1) the exit code follows, or null; kept so `resume` decides the same way. */
   passThreshold: z.number().min(0).max(1).nullable().default(null),
   /** Evaluation functions of the suite that grade every case after its own (`--eval-function`). Default none. */

@@ -278,6 +278,12 @@ export const CaseResultDataSchema = lazySchema(() => z.object({
    * Set where results are collected; null or absent: 1, every trial (and a result of an older evalfleet).
    */
   casePassRate: z.number().min(0).max(1).nullish(),
+  /**
+   * Adaptive repeats (`--repeat MIN..MAX`): whether the case's stopping interval cleared its pass
+   * rule (`decided`), and why it stopped (shared/trials/adaptive-repeats.ts). Null or absent:
+   * not an adaptive run.
+   */
+  adaptive: z.object({ decided: z.boolean(), stop: z.enum(["cleared", "settled", "max", "stopped"]) }).nullish(),
 }));
 /** The fields of a `CaseResult`, as plain data (what crosses thread and process boundaries). */
 export type CaseResultData = z.infer<typeof CaseResultDataSchema>;

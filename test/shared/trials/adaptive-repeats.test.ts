@@ -1,13 +1,13 @@
-// The adaptive-repeats stopping rule (bench/adaptive-repeats.ts).
+// The adaptive-repeats stopping rule (shared/trials/adaptive-repeats.ts).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { adaptiveStep, type AdaptiveRule } from "../../bench/adaptive-repeats.ts";
-import { zForConfidence } from "../../shared/stats/normal.ts";
-import { wilsonInterval } from "../../shared/stats/wilson.ts";
-import { DEFAULT_ADAPTIVE_CONFIDENCE } from "../../shared/defaults.ts";
-import { seededRandom } from "../../shared/seeded-random.ts";
+import { adaptiveStep, type AdaptiveRule } from "../../../shared/trials/adaptive-repeats.ts";
+import { zForConfidence } from "../../../shared/stats/normal.ts";
+import { wilsonInterval } from "../../../shared/stats/wilson.ts";
+import { DEFAULT_ADAPTIVE_CONFIDENCE } from "../../../shared/defaults.ts";
+import { seededRandom } from "../../../shared/seeded-random.ts";
 
-const RULE: AdaptiveRule = { min: 3, max: 20, passRate: 0.8 };
+const RULE: AdaptiveRule = { min: 3, max: 20, passRate: 0.8, confidence: DEFAULT_ADAPTIVE_CONFIDENCE };
 
 /** Runs a case whose trials come from `outcome(i)` through the rule; returns the trials it ran and the last step. */
 function play(rule: AdaptiveRule, outcome: (i: number) => boolean) {
@@ -61,7 +61,7 @@ test("a verdict the remaining trials cannot change stops the case (settled)", ()
 });
 
 test("R = 1 (every trial must pass): one failure stops a case, decided; a passing case runs to MAX", () => {
-  const strict: AdaptiveRule = { min: 3, max: 10, passRate: 1 };
+  const strict: AdaptiveRule = { ...RULE, min: 3, max: 10, passRate: 1 };
   const failing = play(strict, (i) => i !== 1);
   assert.equal(failing.trials, 3);
   assert.equal(failing.step.passed, false);
@@ -70,19 +70,19 @@ test("R = 1 (every trial must pass): one failure stops a case, decided; a passin
   assert.equal(passing.trials, 10);
   assert.deepEqual(passing.step, { ...passing.step, passed: true, decided: false, reason: "max" });
   // R = 0: every case passes after MIN.
-  assert.equal(play({ min: 2, max: 9, passRate: 0 }, () => false).trials, 2);
+  assert.equal(play({ ...RULE, min: 2, max: 9, passRate: 0 }, () => false).trials, 2);
 });
 
 test("maxBatch caps a batch; MIN = MAX is a fixed repeat", () => {
   const capped = play({ ...RULE, maxBatch: 1 }, () => true);
   assert.ok(capped.batches.slice(1).every((b) => b === 1));
-  assert.equal(play({ min: 5, max: 5, passRate: 0.8 }, (i) => i < 4).trials, 5);
+  assert.equal(play({ ...RULE, min: 5, max: 5 }, (i) => i < 4).trials, 5);
 });
 
 test("bad rules and counts name the field and the value", () => {
-  assert.throws(() => adaptiveStep(0, 0, { min: 5, max: 3, passRate: 0.8 }), /max must be an integer >= min \(5\), got 3/);
-  assert.throws(() => adaptiveStep(0, 0, { min: 0, max: 3, passRate: 0.8 }), /min must be an integer >= 1, got 0/);
-  assert.throws(() => adaptiveStep(0, 0, { min: 1, max: 3, passRate: 1.5 }), /passRate must be between 0 and 1, got 1.5/);
+  assert.throws(() => adaptiveStep(0, 0, { ...RULE, min: 5, max: 3 }), /max must be an integer >= min \(5\), got 3/);
+  assert.throws(() => adaptiveStep(0, 0, { ...RULE, min: 0, max: 3 }), /min must be an integer >= 1, got 0/);
+  assert.throws(() => adaptiveStep(0, 0, { ...RULE, min: 1, max: 3, passRate: 1.5 }), /passRate must be between 0 and 1, got 1.5/);
   assert.throws(() => adaptiveStep(0, 0, { ...RULE, confidence: 1 }), /confidence must be between 0 and 1 \(exclusive\), got 1/);
   assert.throws(() => adaptiveStep(0, 0, { ...RULE, maxBatch: 0 }), /maxBatch must be an integer >= 1, got 0/);
   assert.throws(() => adaptiveStep(4, 3, RULE), /passed must be an integer in 0..3, got 4/);

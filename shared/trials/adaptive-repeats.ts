@@ -1,7 +1,7 @@
-import { DEFAULT_ADAPTIVE_CONFIDENCE } from "../shared/defaults.ts";
-import type { Interval } from "../shared/stats/interval.ts";
-import { zForConfidence } from "../shared/stats/normal.ts";
-import { wilsonAt } from "../shared/stats/wilson.ts";
+// runs in: both
+import type { Interval } from "../stats/interval.ts";
+import { zForConfidence } from "../stats/normal.ts";
+import { wilsonAt } from "../stats/wilson.ts";
 
 /**
  * Adaptive repeats (`--repeat MIN..MAX` with `--case-pass-rate R`): how many more trials a case
@@ -16,9 +16,9 @@ import { wilsonAt } from "../shared/stats/wilson.ts";
  * its verdict settle) if they all went one way: fewer could not change anything, more might be
  * wasted. `maxBatch` caps it (e.g. to the slots free in the fleet).
  *
- * The interval's confidence is {@link DEFAULT_ADAPTIVE_CONFIDENCE} unless given: lower than the
- * reports' 0.95 on purpose (see shared/defaults.ts and bench/verdict-simulation.ts for what it
- * costs and saves).
+ * The interval's confidence is the run's `adaptiveConfidence` (compileRunSettings; 0.75 by
+ * default): lower than the reports' 0.95 on purpose (see DEFAULT_ADAPTIVE_CONFIDENCE in
+ * shared/defaults.ts and bench/verdict-simulation.ts for what it costs and saves).
  */
 
 /** The rule of an adaptive run. */
@@ -29,8 +29,8 @@ export interface AdaptiveRule {
   max: number;
   /** R: a case passes when at least this fraction of its trials pass (0-1). */
   passRate: number;
-  /** Two-sided confidence of the stopping interval; default {@link DEFAULT_ADAPTIVE_CONFIDENCE}. */
-  confidence?: number;
+  /** Two-sided confidence of the stopping interval, strictly between 0 and 1 (a run's `adaptiveConfidence`). */
+  confidence: number;
   /** The largest batch asked for at once; default: no cap below MAX. */
   maxBatch?: number;
 }
@@ -71,7 +71,7 @@ export function checkAdaptiveRule(rule: AdaptiveRule): Required<AdaptiveRule> {
   if (!Number.isInteger(min) || min < 1) throw new RangeError(`adaptive repeats: min must be an integer >= 1, got ${min}`);
   if (!Number.isInteger(max) || max < min) throw new RangeError(`adaptive repeats: max must be an integer >= min (${min}), got ${max}`);
   if (!(passRate >= 0 && passRate <= 1)) throw new RangeError(`adaptive repeats: passRate must be between 0 and 1, got ${passRate}`);
-  const confidence = rule.confidence ?? DEFAULT_ADAPTIVE_CONFIDENCE;
+  const confidence = rule.confidence;
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`adaptive repeats: confidence must be between 0 and 1 (exclusive), got ${confidence}`);
   const maxBatch = rule.maxBatch ?? max;
   if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`adaptive repeats: maxBatch must be an integer >= 1, got ${maxBatch}`);
@@ -119,4 +119,30 @@ export function adaptiveStep(passed: number, trials: number, rule: AdaptiveRule)
     }
   }
   return { done: false, next: Math.min(next, r.maxBatch), passed: verdict, decided: false, reason: "undecided", rate, interval };
+}
+
+/**
+ * Why an adaptive case stopped, as its result records it: the rule's reasons, or `stopped` when
+ * the run stopped it first (a budget spent, a cancel, a deadline) with the rule still asking for
+ * more.
+ */
+export type AdaptiveStop = "cleared" | "settled" | "max" | "stopped";
+
+/** What an adaptive case's result records of its stop (`decided` and `adaptive_stop` in the JSON report). */
+export interface AdaptiveMark {
+  /** The stopping interval cleared the pass rule: the verdict is decided, not a point estimate. */
+  decided: boolean;
+  stop: AdaptiveStop;
+}
+
+/**
+ * The mark of a case whose trials are over: `passed` of `trials` under `rule`. Trials past MAX
+ * (none are planned) count as MAX. Throws a RangeError on a bad rule.
+ */
+export function adaptiveMark(passed: number, trials: number, rule: AdaptiveRule): AdaptiveMark {
+  const r = checkAdaptiveRule(rule);
+  const n = Math.min(trials, r.max);
+  const step = adaptiveStep(Math.min(passed, n), n, r);
+  if (!step.done) return { decided: false, stop: "stopped" };
+  return { decided: step.decided, stop: step.reason as AdaptiveStop };
 }
