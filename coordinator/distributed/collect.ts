@@ -71,13 +71,21 @@ export interface RunCollectorOptions {
   /**
    * Adaptive repeats (`--repeat MIN..MAX`, `trials` being MIN): when a case's planned trials are
    * all in, the stopping rule (shared/trials/adaptive-repeats.ts) says whether it needs another
-   * batch; the batch is planned here and `onMore` publishes it, unless `mayExtend()` says the run
-   * takes no more (stopping, a spent budget). Each folded case is marked with why it stopped.
-   * Default null: a fixed repeat.
+   * batch; the batch is planned here and `onMore` publishes it, as many of its trials as
+   * `trialsAllowed` lets run (0 when stopping, a budget's share). Each folded case is marked with
+   * why it stopped. Default null: a fixed repeat.
    */
-  adaptive?: { max: number; confidence: number; mayExtend: () => boolean } | null;
+  adaptive?: AdaptiveCollecting | null;
   /** Told of the trials adaptive repeats planned, to publish them. */
   onMore?: (deliveries: Delivery[]) => void;
+}
+
+/** Adaptive repeats as the collector plans them. */
+export interface AdaptiveCollecting {
+  max: number;
+  confidence: number;
+  /** How many of the `wanted` trials of a case's next batch may run (its trials so far given). */
+  trialsAllowed: (trials: readonly CaseResult[], wanted: number) => number;
 }
 
 /** Accepts the first result per trial of a selected case, from the stream, from events, and from loss records. */
@@ -309,10 +317,11 @@ export class RunCollector {
   /** Whether a case whose planned trials are in is done (else its next trials are planned and published). */
   #wantsNoMore(sel: SelectedCase, trials: readonly CaseResult[]): boolean {
     const rule = this.#ruleOf(sel);
-    if (!rule || !this.#adaptive!.mayExtend()) return true;
+    if (!rule) return true;
     const step = adaptiveStep(passedOf(trials), trials.length, rule);
     if (step.done) return true;
-    const more = step.next;
+    const more = Math.min(step.next, this.#adaptive!.trialsAllowed(trials, step.next));
+    if (more <= 0) return true;
     const next = this.#ledger.extend(sel.index, more);
     // Published after this result is recorded (the new trials are planned already).
     queueMicrotask(() => this.#onMore?.(next));

@@ -145,7 +145,7 @@ export class DistributedRun {
       casePassRate: options.casePassRate ?? resume?.casePassRate ?? null,
       // Each trial is its own delivery: the collector folds a case once its trials are in.
       trials: resume ? resume.repeat : checkRepeat(options.repeat),
-      adaptive: adaptiveOf(resume, options, settings, () => this.#stopReason() === null && !this.#machine.stopping),
+      adaptive: adaptiveOf(resume, options, settings, (trials, wanted) => (this.#stopReason() !== null || this.#machine.stopping ? 0 : (this.#meter?.trialsThatFit(trials.map((t) => t.usage), wanted, true) ?? wanted))),
       onMore: (deliveries) => void this.#publishMore(deliveries),
       listener: {
         onAccepted: (result) => this.#onAccepted(result),

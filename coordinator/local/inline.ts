@@ -113,7 +113,7 @@ export async function runInline(selected: readonly SelectedCase[], options: Inli
         const timeoutSeconds = sel.case.resolveTimeout(settings.defaultTimeoutSeconds);
         const shell = (): ReturnType<typeof resultShell> => resultShell(sel.case, sel.index);
         const passRate = casePassRateOf(sel.case.passRate, settings.casePassRate);
-        return (await executeCase(settings, oneRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell, passRate, mayExtend: ctx.mayExtend })).result;
+        return (await executeCase(settings, oneRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell, passRate, trialsAllowed: ctx.trialsAllowed })).result;
       },
       { ...options, ...engineSettings(settings) },
     );

@@ -114,7 +114,7 @@ export async function runOnThreads(suite: LoadedSuite, selected: readonly Select
         });
         const shell = (): ReturnType<typeof resultShell> => resultShell(sel.case, sel.index);
         const passRate = casePassRateOf(sel.case.passRate, settings.casePassRate);
-        const { result } = await executeCase(settings, onePoolRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell, passRate, mayExtend: ctx.mayExtend });
+        const { result } = await executeCase(settings, onePoolRun, { timeoutSeconds, signal: ctx.signal, limit: runs, shell, passRate, trialsAllowed: ctx.trialsAllowed });
         for (const m of hookErrors) result.addError(m);
         return result;
       },

@@ -32,11 +32,11 @@ export interface ExecutorContext {
   signal: AbortSignal;
   onRunEvent: SuiteHooks["onRunEvent"];
   /**
-   * Adaptive repeats: whether the case may run another batch, given its trials so far: false
-   * once the run stops, or once the budget would be spent counting them (the extra trials are
-   * what a budget bounds first).
+   * Adaptive repeats: how many of the `wanted` trials of a case's next batch may run, given its
+   * trials so far: 0 once the run stops; with a budget, those that fit in what is left at the
+   * mean cost of its trials (the extra trials are what a budget bounds first).
    */
-  mayExtend: (trials: readonly CaseResult[]) => boolean;
+  trialsAllowed: (trials: readonly CaseResult[], wanted: number) => number;
 }
 
 /** Options of {@link runSelected}. */
@@ -119,7 +119,7 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
   const prices: PriceTable = { ...BUILTIN_PRICES, ...(options.prices ?? {}) };
   const meter = hasBudget(options.budget) ? new BudgetMeter(options.budget) : null;
   let budgetSpent = false;
-  const mayExtend = (trials: readonly CaseResult[]): boolean => !stopped && !(meter?.spentWith(trials.map((t) => priceUsage(t.usage, prices))) ?? false);
+  const trialsAllowed = (trials: readonly CaseResult[], wanted: number): number => (stopped ? 0 : meter ? meter.trialsThatFit(trials.map((t) => priceUsage(t.usage, prices)), wanted, false) : wanted);
   try {
     await Promise.all(
       selected.map((sel) =>
@@ -127,7 +127,7 @@ export async function runSelected(selected: readonly SelectedCase[], execute: Ca
           if (stopped) return;
           const startErrors: string[] = [];
           if (options.onCaseStart) callSyncHook("onCaseStart", () => options.onCaseStart!(sel.case), (m) => startErrors.push(m));
-          const result = await execute(sel, { signal: cancel.signal, onRunEvent: options.onRunEvent, mayExtend });
+          const result = await execute(sel, { signal: cancel.signal, onRunEvent: options.onRunEvent, trialsAllowed });
           // The pass rule first: every hook and report after this reads the verdict it gives.
           applyCasePassRule(result, sel.case.passRate, options.casePassRate);
           // Costs from the price table, where the results are collected (the threads need no prices).

@@ -37,15 +37,28 @@ export class BudgetMeter {
     return this.exhausted;
   }
 
-  /** Whether a budget would be spent once `more` (usages not counted yet: a case's trials so far) were counted too. */
-  spentWith(more: ReadonlyArray<CaseUsage | null | undefined>): boolean {
-    let usd = this.#usd;
-    let tokens = this.#tokens;
-    for (const u of more) {
+  /**
+   * How many of `wanted` more trials of a case fit in what is left of the budget, at the mean
+   * cost of its trials so far (`trials`; `counted`: whether this meter has counted them already,
+   * as a distributed run counts each trial as it arrives). 0 once a budget is spent. A side the
+   * trials did not use (no tokens, no known cost) does not bound them.
+   */
+  trialsThatFit(trials: ReadonlyArray<CaseUsage | null | undefined>, wanted: number, counted: boolean): number {
+    let usd = 0;
+    let tokens = 0;
+    for (const u of trials) {
       usd += caseCost(u) ?? 0;
       tokens += caseTokens(u).total;
     }
-    return (this.budget.usd !== null && roundUsd(usd) >= this.budget.usd) || (this.budget.tokens !== null && tokens >= this.budget.tokens);
+    const spentUsd = roundUsd(this.#usd + (counted ? 0 : usd));
+    const spentTokens = this.#tokens + (counted ? 0 : tokens);
+    const { usd: budgetUsd, tokens: budgetTokens } = this.budget;
+    if ((budgetUsd !== null && spentUsd >= budgetUsd) || (budgetTokens !== null && spentTokens >= budgetTokens)) return 0;
+    const n = Math.max(1, trials.length);
+    let fit = wanted;
+    if (budgetUsd !== null && usd > 0) fit = Math.min(fit, Math.floor((budgetUsd - spentUsd) / (usd / n)));
+    if (budgetTokens !== null && tokens > 0) fit = Math.min(fit, Math.floor((budgetTokens - spentTokens) / (tokens / n)));
+    return Math.max(0, fit);
   }
 
   /** Whether either budget is spent. */

@@ -22,10 +22,11 @@ export interface AdaptiveRunOptions {
   /** The identity of the case, for trials that are not started. */
   shell: () => CaseResult;
   /**
-   * Asked before each batch past MIN with the trials so far: false stops the case where it is
-   * (`adaptive_stop: stopped`; a spent budget). Default: always true.
+   * Asked before each batch past MIN with the trials so far and the batch the rule wants: how
+   * many of them may run (a budget's share); 0 stops the case where it is (`adaptive_stop:
+   * stopped`). Default: all of them.
    */
-  mayExtend?: ((trials: readonly CaseResult[]) => boolean) | null;
+  trialsAllowed?: ((trials: readonly CaseResult[], wanted: number) => number) | null;
 }
 
 /**
@@ -53,8 +54,7 @@ export async function runAdaptive(rule: AdaptiveRule, runOnce: (trial: number) =
     if (options.signal.aborted || batch.some((o) => o.result.skipped || o.result.runStatus === "cancelled")) break;
     const step = adaptiveStep(passedOf(outcomes), outcomes.length, rule);
     if (step.done) break;
-    if (options.mayExtend && !options.mayExtend(outcomes.map((o) => o.result))) break;
-    next = step.next;
+    next = options.trialsAllowed ? Math.min(step.next, options.trialsAllowed(outcomes.map((o) => o.result), step.next)) : step.next;
   }
   const results = outcomes.map((o) => o.result);
   const result = aggregateRepeats(results);

@@ -29,8 +29,8 @@ export interface ExecuteCaseOptions {
   shell: () => CaseResult;
   /** Adaptive repeats: the case's pass rule (its own `passRate`, else the run's `casePassRate`). Default 1. */
   passRate?: number;
-  /** Adaptive repeats: asked before each batch past MIN; false stops the case (a spent budget). Default: always true. */
-  mayExtend?: AdaptiveRunOptions["mayExtend"];
+  /** Adaptive repeats: how many of a batch past MIN may run; 0 stops the case (a spent budget, a stop). Default: all. */
+  trialsAllowed?: AdaptiveRunOptions["trialsAllowed"];
   /** Told before each infra retry's wait (logs, metrics). Default: nobody. */
   onRetry?: InfraRetryOptions["onRetry"];
   /** For tests: the retries' clock (epoch ms) and wait. Default: the real ones. */
@@ -57,7 +57,7 @@ export function executeCase(settings: Readonly<ExecuteCaseSettings>, runOnce: (r
   const max = settings.repeatMax ?? settings.repeat;
   if (max > settings.repeat) {
     const rule = { min: settings.repeat, max, passRate: options.passRate ?? 1, confidence: settings.adaptiveConfidence ?? Number.NaN };
-    return runAdaptive(rule, once, { limit: options.limit, signal: options.signal, shell: options.shell, mayExtend: options.mayExtend ?? null });
+    return runAdaptive(rule, once, { limit: options.limit, signal: options.signal, shell: options.shell, trialsAllowed: options.trialsAllowed ?? null });
   }
   return runRepeated(settings.repeat, once, { limit: options.limit, signal: options.signal, shell: options.shell });
 }

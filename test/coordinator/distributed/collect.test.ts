@@ -174,3 +174,67 @@ describe("RunCollector", () => {
     assert.deepEqual([exported.results[0]!.test_case_id, exported.results[0]!.name, exported.results[0]!.error], ["r3", "order_regex", "worker lost: delivered 3 times without a result"]);
   });
 });
+
+describe("RunCollector: adaptive repeats (--repeat MIN..MAX)", () => {
+  function adaptive(allowed: (wanted: number) => number = (w) => w) {
+    const planned: Array<{ index: number; trial: number }> = [];
+    const ended: CaseResult[] = [];
+    const c = new RunCollector({
+      runId,
+      selected: selectCases(suite.cases, {}),
+      hooks: { onCaseEnd: (_case, r) => void ended.push(r) },
+      logger: createLogger({ level: "silent" }),
+      tokens,
+      presence: () => true,
+      casePassRate: 0.8,
+      trials: 3,
+      adaptive: { max: 20, confidence: 0.75, trialsAllowed: (_trials, wanted) => allowed(wanted) },
+      onMore: (d) => void planned.push(...d),
+      listener: { onAccepted: () => undefined, onInFlightChanged: () => undefined },
+    });
+    const trial = (index: number, passed: boolean): CaseResult => {
+      const r = resultShell(suite.cases[index]!, index);
+      r.judgePassed = passed;
+      return r;
+    };
+    return { c, planned, ended, trial };
+  }
+  const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+  test("a case's next batch is planned once its planned trials are in; it folds, decided, once its interval clears the rule", async () => {
+    const { c, planned, ended, trial } = adaptive();
+    for (const t of [2, 1, 3]) c.accept(trial(0, true), "test", t);
+    await tick();
+    assert.deepEqual(planned, [{ index: 0, trial: 4 }, { index: 0, trial: 5 }, { index: 0, trial: 6 }], "3 of 3 needs 3 more to clear 0.8 at 75%");
+    assert.equal(c.isPlanned(0, 7), false);
+    c.accept(trial(0, true), "test", 7);
+    assert.equal(c.hasTrial(0, 7), false, "a trial never planned is not accepted");
+    for (const t of [6, 4, 5]) c.accept(trial(0, true), "test", t);
+    await tick();
+    assert.equal(planned.length, 3, "no more once cleared");
+    assert.equal(ended.length, 1);
+    assert.deepEqual(ended[0]!.repeats!.map((r) => r.repeat), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(ended[0]!.adaptive, { decided: true, stop: "cleared" });
+    assert.equal(ended[0]!.passed, true);
+  });
+
+  test("a case failing every trial folds at MIN; a run that allows no more trials folds the case where it is, marked stopped", async () => {
+    const { c, planned, ended, trial } = adaptive();
+    for (const t of [1, 2, 3]) c.accept(trial(1, false), "test", t);
+    await tick();
+    assert.deepEqual(planned, []);
+    assert.deepEqual(ended[0]!.adaptive, { decided: true, stop: "cleared" });
+    const stopped = adaptive(() => 0);
+    for (const t of [1, 2, 3]) stopped.c.accept(stopped.trial(0, true), "test", t);
+    await tick();
+    assert.deepEqual(stopped.planned, []);
+    assert.deepEqual(stopped.ended[0]!.adaptive, { decided: false, stop: "stopped" });
+  });
+
+  test("a budget's share: only the trials allowed are planned", async () => {
+    const { c, planned, trial } = adaptive(() => 1);
+    for (const t of [1, 2, 3]) c.accept(trial(2, true), "test", t);
+    await tick();
+    assert.deepEqual(planned, [{ index: 2, trial: 4 }]);
+  });
+});
