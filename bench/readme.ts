@@ -259,6 +259,11 @@ const SECTIONS: Section[] = [
         value: (r) => `${fixed(r.adaptive_trials_ratio_confidence_95!, 3)} / ${fixed(r.adaptive_agreement_confidence_95!, 4)}`,
       },
       { keys: ["fixed_repeat_self_agreement"], label: () => "two independent fixed runs of 20: verdicts that agree (the noise floor)", value: (r) => fixed(r.fixed_repeat_self_agreement!, 4) },
+      {
+        keys: ["adaptive_cli_trials_ratio", "adaptive_cli_agreement", "adaptive_cli_cases"],
+        label: (r) => `end to end, \`evalfleet run\` of ${int(r.adaptive_cli_cases!)} such cases, 3..20 against 20 (independent runs): trials ratio / agreement`,
+        value: (r) => `${fixed(r.adaptive_cli_trials_ratio!, 3)} / ${fixed(r.adaptive_cli_agreement!, 4)}`,
+      },
     ],
   },
   {

@@ -281,6 +281,9 @@ log(
   `  verdicts: gate false alarms ${verdicts.gate_false_alarm_rate!.toFixed(3)} (today's flip rule ${verdicts.gate_false_alarm_rate_raw_flips!.toFixed(3)}), power ${verdicts.gate_power!.toFixed(3)}; ` +
     `adaptive repeats spend ${verdicts.adaptive_trials_ratio!.toFixed(3)} of the trials at ${(verdicts.adaptive_agreement! * 100).toFixed(1)}% agreement`,
 );
+// The same rule end to end through `evalfleet run` (bench/adaptive-cli.ts): 400 simulated cases, 3..20 against 20.
+const adaptiveCli = await jsonScenario<Record<string, number>>("adaptive-cli.ts", []);
+log(`  adaptive repeats end to end: ${adaptiveCli.adaptive_cli_trials_ratio!.toFixed(3)} of the trials, verdicts agreeing ${(adaptiveCli.adaptive_cli_agreement! * 100).toFixed(1)}% with an independent fixed run`);
 
 // Trials spread over the fleet (bench/repeat-spread.ts): 50 cases x 10 trials of 200 ms over 3
 // workers, each trial its own delivery, against a case's trials one after another on one worker.
@@ -373,6 +376,7 @@ try {
     ...provider,
     ...shortWindow,
     ...verdicts,
+    ...adaptiveCli,
     ...makespan,
     ...serve,
     cases: N,

@@ -136,12 +136,6 @@ export interface SuiteResultJSON {
     repeat: number;
     /** With repeats: the mean over cases of each case's pass@k, k = 1..repeat; null otherwise. */
     pass_at_k: Record<string, number> | null;
-    /**
-     * `--repeat MIN..MAX`: the trials spent, the most a fixed `--repeat MAX` would have spent
-     * (`trials_max`), the difference, and the cases judged on their point estimate
-     * (`undecided_cases`, each marked `decided: false`); null for a fixed repeat.
-     */
-    adaptive_repeats: { min: number; max: number; trials_spent: number; trials_max: number; trials_saved: number; undecided_cases: number } | null;
     /** Cases whose `error_kind` is `infra`. */
     infra_errors: number;
     /** Tokens of the run: the agents', the judges', and both. */
@@ -174,6 +168,12 @@ export interface SuiteResultJSON {
     score_value_mean: number | null;
     /** Its interval, clipped to [0, 1], as `judge_score_ci`. */
     score_value_ci: [number, number] | null;
+    /**
+     * `--repeat MIN..MAX`: the trials spent, the most a fixed `--repeat MAX` would have spent
+     * (`trials_max`), the difference, and the cases judged on their point estimate
+     * (`undecided_cases`, each marked `decided: false`); null for a fixed repeat.
+     */
+    adaptive_repeats: { min: number; max: number; trials_spent: number; trials_max: number; trials_saved: number; undecided_cases: number } | null;
   };
   cases: CaseResultJSON[];
 }

@@ -353,12 +353,12 @@ export class SuiteResult {
         pass_threshold: this.passThreshold,
         repeat: this.repeat,
         pass_at_k: this.passAtK,
-        adaptive_repeats: this.#adaptiveJSON(),
         infra_errors: this.infraErrors,
         ...usageSummary(this.usage),
         budget: this.budget ? { usd: this.budget.usd, tokens: this.budget.tokens, exhausted: this.budget.exhausted } : null,
         ...this.#modelCacheJSON(),
         ...statisticsSummary(statistics, this.casePassRate),
+        adaptive_repeats: this.#adaptiveJSON(),
       },
       cases: this.results.map((r) => caseResultToJSON(r, statistics.confidence)),
     };

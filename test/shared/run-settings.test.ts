@@ -13,6 +13,8 @@ const DEFAULTS = {
   maxOutputBytes: 256 * 1024,
   maxTranscriptBytes: 0,
   repeat: 1,
+  repeatMax: 1,
+  adaptiveConfidence: 0.75,
   retries: 0,
   passThreshold: null,
   casePassRate: 1,
@@ -138,6 +140,9 @@ describe("compileRunSettings", () => {
     ["a repeat of 0", { repeat: 0 }, "repeat must be a whole number from 1 to 1000, got 0", "repeat"],
     ["a repeat over the maximum", { repeat: 1001 }, "repeat must be a whole number from 1 to 1000, got 1001", "repeat"],
     ["a fractional repeat", { repeat: 1.5 }, "repeat must be a whole number from 1 to 1000, got 1.5", "repeat"],
+    ["an adaptive MAX over the maximum, named as given", { repeat: { min: 3, max: 2000 } }, "repeat must be a whole number from 1 to 1000, got 2000", "repeatMax"],
+    ["an adaptive MIN of 0", { repeat: { min: 0, max: 3 } }, "repeat must be a whole number from 1 to 1000, got 0", "repeat"],
+    ["an adaptive stopping confidence of 1", { adaptiveConfidence: 1 }, "adaptiveConfidence must be a fraction strictly between 0 and 1 (0.95 for 95%), got 1", "adaptiveConfidence"],
     ["negative retries", { retries: -1 }, "retries must be a whole number >= 0, got -1", "retries"],
     ["a pass threshold over 1", { passThreshold: 1.2 }, "passThreshold must be a fraction between 0 and 1 (0.95 for 95%), got 1.2", "passThreshold"],
     ["a case pass rate below 0", { casePassRate: -0.1 }, "casePassRate must be a fraction between 0 and 1 (0.95 for 95%), got -0.1", "casePassRate"],
@@ -177,5 +182,25 @@ describe("caseBounds", () => {
   test("the compiled settings' defaults and caseBounds' agree", () => {
     const s = compileRunSettings({});
     assert.deepEqual(caseBounds(none, {}), { timeoutSeconds: s.defaultTimeoutSeconds, setupSeconds: s.setupTimeoutSeconds, teardownSeconds: s.teardownTimeoutSeconds, maxOutputBytes: s.maxOutputBytes });
+  });
+});
+
+describe("compileRunSettings: adaptive repeats", () => {
+  test("a range compiles to repeat (MIN) and repeatMax (MAX); a count to both the same", () => {
+    const a = compileRunSettings({ repeat: { min: 3, max: 20 } });
+    assert.equal(a.repeat, 3);
+    assert.equal(a.repeatMax, 20);
+    assert.equal(a.adaptiveConfidence, 0.75);
+    const f = compileRunSettings({ repeat: 5 });
+    assert.equal(f.repeat, 5);
+    assert.equal(f.repeatMax, 5);
+  });
+
+  test("MAX below MIN is a usage error naming both", () => {
+    assert.throws(() => compileRunSettings({ repeat: { min: 5, max: 3 } }), (err: unknown) => {
+      assert.match(String((err as Error).message), /repeat \(--repeat MIN\.\.MAX\) needs MAX >= MIN, got 5\.\.3/);
+      assert.equal((err as { code?: string }).code, "USAGE");
+      return true;
+    });
   });
 });

@@ -154,7 +154,7 @@ describe("evalfleet run on a data-driven suite", () => {
     assert.match(percent.stderr, /--pass-threshold must be a fraction between 0 and 1 \(0\.95 for 95%\), got '95'/);
     const zero = await run(["run", SUITE, "--repeat", "0"]);
     assert.equal(zero.code, 2);
-    assert.match(zero.stderr, /--repeat must be a whole number >= 1, got '0'/);
+    assert.match(zero.stderr, /--repeat must be a whole number >= 1 or MIN\.\.MAX \(3\.\.20\), got '0'/);
     const many = await run(["run", SUITE, "--threads", "0", "--repeat", "1001"]);
     assert.equal(many.code, 2);
     assert.equal(many.stderr, "error: repeat must be a whole number from 1 to 1000, got 1001\n");

@@ -190,7 +190,7 @@ describe("RunCollector: adaptive repeats (--repeat MIN..MAX)", () => {
       trials: 3,
       adaptive: { max: 20, confidence: 0.75, trialsAllowed: (_trials, wanted) => allowed(wanted) },
       onMore: (d) => void planned.push(...d),
-      listener: { onAccepted: () => undefined, onInFlightChanged: () => undefined },
+      listener: { onAccepted: () => undefined, onInFlightChanged: () => undefined, onWorkerActive: () => undefined },
     });
     const trial = (index: number, passed: boolean): CaseResult => {
       const r = resultShell(suite.cases[index]!, index);

@@ -383,12 +383,12 @@ describe("payload (K)", () => {
     const suite = await runCases([c], { judgeModel: new ScriptedJudge(), runId: "run-123" });
     const json = suite.toJSON();
     assert.deepEqual(Object.keys(json), ["summary", "cases"]);
-    assert.deepEqual(Object.keys(json.summary), ["total", "passed", "failed", "status", "skipped", "run_id", "duration_seconds", "pass_rate", "pass_threshold", "repeat", "pass_at_k", "infra_errors", "tokens", "cost_usd", "cost_unknown_cases", "budget", "confidence", "pass_rate_ci", "pass_rate_method", "trial_pass_rate", "pass_hat_k", "case_pass_rate", "judge_score_mean", "judge_score_ci", "score_value_mean", "score_value_ci"]);
+    assert.deepEqual(Object.keys(json.summary), ["total", "passed", "failed", "status", "skipped", "run_id", "duration_seconds", "pass_rate", "pass_threshold", "repeat", "pass_at_k", "infra_errors", "tokens", "cost_usd", "cost_unknown_cases", "budget", "confidence", "pass_rate_ci", "pass_rate_method", "trial_pass_rate", "pass_hat_k", "case_pass_rate", "judge_score_mean", "judge_score_ci", "score_value_mean", "score_value_ci", "adaptive_repeats"]);
     assert.equal(json.summary.run_id, "run-123");
     assert.equal(typeof json.summary.duration_seconds, "number");
     const [entry] = json.cases;
     assert.ok(entry);
-    assert.deepEqual(Object.keys(entry), [...LEGACY_KEYS, ...SCORE_KEYS, "index", "attempts", "worker", "expectations", "repeats", "pass_rate", "pass_at_k", "phase_seconds", "error_kind", "tokens", "cost_usd", "reliability_reason", "trajectory", "pass_rate_ci", "case_pass_rate"]);
+    assert.deepEqual(Object.keys(entry), [...LEGACY_KEYS, ...SCORE_KEYS, "index", "attempts", "worker", "expectations", "repeats", "pass_rate", "pass_at_k", "phase_seconds", "error_kind", "tokens", "cost_usd", "reliability_reason", "trajectory", "pass_rate_ci", "case_pass_rate", "decided", "adaptive_stop"]);
     assert.match(entry.session_id, /^eval-capital_of_france-[0-9a-f]{8}$/);
     assert.equal(typeof entry.duration_seconds, "number");
     assert.ok(Number.isFinite(entry.duration_seconds) && entry.duration_seconds >= 0);

@@ -6,7 +6,7 @@ import { CaseResult, SuiteResult, passAtK, type ScoreData } from "../../../index
 import { expectationResult as result, thresholdSuite as suite } from "../../support/results.ts";
 
 /** The statistics keys of a summary with no repeats, no judge score and no scorer (shared/result/run-statistics.ts). */
-const NO_STATS = { pass_hat_k: null, case_pass_rate: null, judge_score_mean: null, judge_score_ci: null, score_value_mean: null, score_value_ci: null };
+const NO_STATS = { pass_hat_k: null, case_pass_rate: null, judge_score_mean: null, judge_score_ci: null, score_value_mean: null, score_value_ci: null, adaptive_repeats: null };
 
 describe("CaseResult construction and passed (87, J)", () => {
   test("a result built from a name has Agno's defaults and no score (87, adapted)", () => {
@@ -170,7 +170,7 @@ describe("SuiteResult (spec K)", () => {
     });
     const json = new SuiteResult([r], { runId: "run-1", durationSeconds: 2.5 }).toJSON();
     assert.deepEqual(Object.keys(json), ["summary", "cases"]);
-    assert.deepEqual(Object.keys(json.summary), ["total", "passed", "failed", "status", "skipped", "run_id", "duration_seconds", "pass_rate", "pass_threshold", "repeat", "pass_at_k", "infra_errors", "tokens", "cost_usd", "cost_unknown_cases", "budget", "confidence", "pass_rate_ci", "pass_rate_method", "trial_pass_rate", "pass_hat_k", "case_pass_rate", "judge_score_mean", "judge_score_ci", "score_value_mean", "score_value_ci"]);
+    assert.deepEqual(Object.keys(json.summary), ["total", "passed", "failed", "status", "skipped", "run_id", "duration_seconds", "pass_rate", "pass_threshold", "repeat", "pass_at_k", "infra_errors", "tokens", "cost_usd", "cost_unknown_cases", "budget", "confidence", "pass_rate_ci", "pass_rate_method", "trial_pass_rate", "pass_hat_k", "case_pass_rate", "judge_score_mean", "judge_score_ci", "score_value_mean", "score_value_ci", "adaptive_repeats"]);
     assert.deepEqual(json.summary, { total: 1, passed: 1, failed: 0, status: "PASS", skipped: 0, run_id: "run-1", duration_seconds: 2.5, pass_rate: 1, pass_threshold: null, repeat: 1, pass_at_k: null, infra_errors: 0, tokens: { agent: 0, judge: 0, total: 0 }, cost_usd: 0, cost_unknown_cases: 0, budget: null, ...NO_STATS, confidence: 0.95, pass_rate_ci: json.summary.pass_rate_ci, pass_rate_method: "wilson", trial_pass_rate: 1, score_value_mean: 1, score_value_ci: [0, 1] });
     // Wilson 1 of 1 at 95%: [0.2065, 1] (Newcombe 1998, method 3); one scorer value: its interval is the whole scale.
     assert.deepEqual(json.summary.pass_rate_ci.map((x) => Number(x.toFixed(4))), [0.2065, 1]);
@@ -181,7 +181,7 @@ describe("SuiteResult (spec K)", () => {
       "score_value", "score_passed", "score_reason",
     ];
     assert.equal(agnoKeys.length, 19);
-    assert.deepEqual(Object.keys(json.cases[0]!), [...agnoKeys, "index", "attempts", "worker", "expectations", "repeats", "pass_rate", "pass_at_k", "phase_seconds", "error_kind", "tokens", "cost_usd", "reliability_reason", "trajectory", "pass_rate_ci", "case_pass_rate"]);
+    assert.deepEqual(Object.keys(json.cases[0]!), [...agnoKeys, "index", "attempts", "worker", "expectations", "repeats", "pass_rate", "pass_at_k", "phase_seconds", "error_kind", "tokens", "cost_usd", "reliability_reason", "trajectory", "pass_rate_ci", "case_pass_rate", "decided", "adaptive_stop"]);
     assert.deepEqual(json.cases[0], {
       name: "capital",
       agent_id: "geo-agent",
@@ -217,12 +217,14 @@ describe("SuiteResult (spec K)", () => {
       trajectory: null,
       pass_rate_ci: null,
       case_pass_rate: null,
+      decided: null,
+      adaptive_stop: null,
     });
   });
 
   test("phase_seconds comes before error_kind, tokens and cost_usd, with the four phases in order; the reliability reason and trajectory follow", () => {
     const json = new CaseResult({ name: "x", phaseSeconds: { setup: 0.1, run: 1.5, checks: 0.2, teardown: 0.05 } }).toJSON();
-    assert.deepEqual(Object.keys(json).slice(-8), ["phase_seconds", "error_kind", "tokens", "cost_usd", "reliability_reason", "trajectory", "pass_rate_ci", "case_pass_rate"]);
+    assert.deepEqual(Object.keys(json).slice(-10), ["phase_seconds", "error_kind", "tokens", "cost_usd", "reliability_reason", "trajectory", "pass_rate_ci", "case_pass_rate", "decided", "adaptive_stop"]);
     assert.deepEqual(json.phase_seconds, { setup: 0.1, run: 1.5, checks: 0.2, teardown: 0.05 });
     assert.deepEqual(Object.keys(json.phase_seconds!), ["setup", "run", "checks", "teardown"]);
   });
@@ -264,7 +266,7 @@ describe("the pass threshold and repeats in the JSON report", () => {
   test("the summary keeps Agno's keys first and adds pass_rate, pass_threshold, repeat and pass_at_k", () => {
     const s = suite(3, 1, { passThreshold: 0.7, runId: "r", durationSeconds: 1.5 });
     const json = s.toJSON();
-    assert.deepEqual(Object.keys(json.summary), ["total", "passed", "failed", "status", "skipped", "run_id", "duration_seconds", "pass_rate", "pass_threshold", "repeat", "pass_at_k", "infra_errors", "tokens", "cost_usd", "cost_unknown_cases", "budget", "confidence", "pass_rate_ci", "pass_rate_method", "trial_pass_rate", "pass_hat_k", "case_pass_rate", "judge_score_mean", "judge_score_ci", "score_value_mean", "score_value_ci"]);
+    assert.deepEqual(Object.keys(json.summary), ["total", "passed", "failed", "status", "skipped", "run_id", "duration_seconds", "pass_rate", "pass_threshold", "repeat", "pass_at_k", "infra_errors", "tokens", "cost_usd", "cost_unknown_cases", "budget", "confidence", "pass_rate_ci", "pass_rate_method", "trial_pass_rate", "pass_hat_k", "case_pass_rate", "judge_score_mean", "judge_score_ci", "score_value_mean", "score_value_ci", "adaptive_repeats"]);
     assert.deepEqual(json.summary, { total: 4, passed: 3, failed: 1, status: "FAIL", skipped: 0, run_id: "r", duration_seconds: 1.5, pass_rate: 0.75, pass_threshold: 0.7, repeat: 1, pass_at_k: null, infra_errors: 0, tokens: { agent: 0, judge: 0, total: 0 }, cost_usd: 0, cost_unknown_cases: 0, budget: null, ...NO_STATS, confidence: 0.95, pass_rate_ci: json.summary.pass_rate_ci, pass_rate_method: "wilson", trial_pass_rate: 0.75 });
     // Wilson 3 of 4 at 95%: [0.3006, 0.9544].
     assert.deepEqual(json.summary.pass_rate_ci.map((x) => Number(x.toFixed(4))), [0.3006, 0.9544]);
@@ -277,7 +279,7 @@ describe("the pass threshold and repeats in the JSON report", () => {
     const json = result("a", true).toJSON();
     const keys = Object.keys(json);
     assert.deepEqual(keys.slice(0, 19), ["name", "agent_id", "team_id", "tags", "session_id", "duration_seconds", "judge_passed", "judge_reason", "judge_score", "reliability_passed", "output", "tools_called", "timed_out", "skipped", "passed", "error", "score_value", "score_passed", "score_reason"]);
-    assert.deepEqual(keys.slice(-12), ["expectations", "repeats", "pass_rate", "pass_at_k", "phase_seconds", "error_kind", "tokens", "cost_usd", "reliability_reason", "trajectory", "pass_rate_ci", "case_pass_rate"]);
+    assert.deepEqual(keys.slice(-14), ["expectations", "repeats", "pass_rate", "pass_at_k", "phase_seconds", "error_kind", "tokens", "cost_usd", "reliability_reason", "trajectory", "pass_rate_ci", "case_pass_rate", "decided", "adaptive_stop"]);
     assert.equal(json.repeats, null);
     assert.equal(json.pass_rate, null);
     assert.equal(json.pass_at_k, null);
