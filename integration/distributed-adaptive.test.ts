@@ -85,4 +85,42 @@ describe("adaptive repeats over the fleet (real processes)", () => {
       assert.ok(ran >= x.repeats.length && ran <= x.repeats.length + (victimStarted.get(x.name) ?? 0), `${x.name}: ${ran} agent runs for ${x.repeats.length} trials`);
     }
   });
+
+  test("coordinator resume keeps MAX, the stopping confidence and --case-pass-rate; status counts the later trials", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-adaptive-resume-"));
+    const runId = "adaptive-resume-1";
+    const env = { NATS_URL: nats.url, EVALFLEET_TEST_DIR: dir, EVALFLEET_CASE_MS: "50" };
+    const report = join(dir, "report.json");
+    const status = async (): Promise<Record<string, number>> => {
+      const r = await exitOf(evalfleet(["coordinator", "status", runId, "--json"], env), "coordinator status");
+      assert.equal(r.code, 0, outputOf(r));
+      return JSON.parse(r.stdout);
+    };
+    // No worker yet: the first coordinator publishes MIN trials of each case, then dies.
+    const first = evalfleet(["coordinator", "run", COINS, "--run-id", runId, "--repeat", "3..12", "--case-pass-rate", "0.8"], env);
+    await waitFor(async () => (await status().catch(() => ({ queued: 0 }))).queued === 24, "the 8 x 3 first trials queued", 60_000);
+    first.child.kill("SIGKILL");
+    await exitOf(first, "the killed coordinator");
+    const before = await status();
+    assert.deepEqual([before.trials, before.trialsMax, before.selected], [3, 12, 24]);
+
+    const workers = [0, 1].map(() => evalfleet(["worker", COINS, "--run", runId, "--threads", "1", "--concurrency", "4"], env));
+    const second = evalfleet(["coordinator", "resume", runId, "--json-output", report], env);
+    const r = await exitOf(second, "the resumed coordinator", 120_000);
+    assert.equal(r.code, 1, outputOf(r));
+    for (const w of workers) assert.equal((await exitOf(w, "a worker")).code, 0);
+    const json = readJson(report);
+    assert.equal(json.summary.case_pass_rate, 0.8, "the run's rule, not the default 1");
+    assert.equal(json.summary.adaptive_repeats.max, 12);
+    for (const x of json.cases as CaseJSON[]) {
+      if (x.name.startsWith("sure_")) {
+        assert.equal(x.repeats.length, 6, `${x.name}: batches planned by the resumed coordinator, stopped at 0.75`);
+        assert.equal(x.passed, true);
+      }
+      assert.equal(x.passed, x.repeats.filter((t) => t.passed).length / x.repeats.length >= 0.8 - 1e-12, `${x.name}: judged by 0.8`);
+    }
+    const after = await status();
+    assert.equal(after.selected, json.summary.adaptive_repeats.trials_spent, "status counts every trial the run planned");
+    assert.equal(after.done, after.selected);
+  });
 });

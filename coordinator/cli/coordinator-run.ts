@@ -98,7 +98,8 @@ function distributedRunner(suite: LoadedSuite, config: RunConfig, io: ResolvedIO
       budget: st.budget,
       scoringMethod: st.scoringMethod,
       evalFunctions: st.evalFunctions,
-      casePassRate: st.casePassRate,
+      // A resumed run keeps its manifest's rule unless --case-pass-rate is given.
+      casePassRate: resumeRunId ? (config.casePassRate ?? undefined) : st.casePassRate,
       confidence: st.confidence,
       // A resumed run keeps what its manifest recorded (repeat, retries, limits, pass threshold)
       // unless the flags say otherwise: the compiled defaults would overwrite them.

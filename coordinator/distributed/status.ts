@@ -41,12 +41,18 @@ export interface RunProgress {
    * COORDINATOR_LOST_SECONDS (coordinator-heartbeat.ts): `coordinator resume` finishes it.
    */
   coordinatorLost: boolean;
-  /** Deliveries of the run: selected cases times `trials`. */
+  /**
+   * Deliveries of the run: selected cases times `trials`; with adaptive repeats, plus the later
+   * trials planned so far (those queued or with a result: a case's next batch is planned as its
+   * trials come in, so the count grows while the run goes on).
+   */
   selected: number;
   /** Selected cases. */
   cases: number;
-  /** Trials per case (`--repeat`, 1 without it). */
+  /** Trials per case (`--repeat`, 1 without it; MIN of `--repeat MIN..MAX`). */
   trials: number;
+  /** The most trials a case may get: MAX of `--repeat MIN..MAX`, else `trials`. */
+  trialsMax: number;
   /** Deliveries whose result is stored (and proves its delivery). */
   done: number;
   passed: number;
@@ -99,12 +105,19 @@ export async function readRunProgress(broker: Broker, runId: string, now: () => 
     // The consumer is deleted once the run is over.
   }
   const trials = manifest.repeat;
-  const planned = (index: number, trial: number): boolean => selected.has(index) && trial <= trials;
+  const trialsMax = Math.max(trials, manifest.repeatMax ?? trials);
+  const planned = (index: number, trial: number): boolean => selected.has(index) && trial <= trialsMax;
+  // An adaptive case's trials past MIN are counted once seen, queued or with a result.
+  const later = new Set<string>();
+  const seen = (index: number, trial: number): void => void (trial > trials && later.add(deliveryKey(index, trial)));
   const onStream = new Set<string>();
   const cases = await broker.jsm.streams.info(CASES_STREAM, { subjects_filter: caseSubjects(runId) });
   for (const subject of Object.keys(cases.state.subjects ?? {})) {
     const d = deliveryOfSubject(subject);
-    if (d !== null && planned(d.index, d.trial)) onStream.add(deliveryKey(d.index, d.trial));
+    if (d !== null && planned(d.index, d.trial)) {
+      onStream.add(deliveryKey(d.index, d.trial));
+      seen(d.index, d.trial);
+    }
   }
 
   const passedByIndex = new Map<string, boolean>();
@@ -126,6 +139,7 @@ export async function readRunProgress(broker: Broker, runId: string, now: () => 
         const trial = check.kind === "ok" ? check.message.trial : check.trial;
         const i = deliveryKey(index, trial);
         if (!planned(index, trial) || passedByIndex.has(i)) continue;
+        seen(index, trial);
         if (check.kind === "ok") usages.push(priceUsage(check.message.result.usage, BUILTIN_PRICES));
         // What the run's coordinator does with it: a result from a worker not present, or a spoiled one, is recorded as an error.
         passedByIndex.set(i, check.kind === "ok" && present.has(check.message.workerId) && CaseResult.fromData(check.message.result).passed);
@@ -142,7 +156,8 @@ export async function readRunProgress(broker: Broker, runId: string, now: () => 
   // A case whose result is stored but not yet acknowledged is still ack-pending: it is done.
   const running = Math.min(inQueue, Math.max(0, ackPending - doneOnStream));
   let queued = inQueue - running;
-  const rest = selectedIndexes.length * trials - done - inQueue;
+  const deliveries = selectedIndexes.length * trials + later.size;
+  const rest = deliveries - done - inQueue;
   const phase = state?.phase ?? "unknown";
   let reporting = 0;
   let noResult = 0;
@@ -163,9 +178,10 @@ export async function readRunProgress(broker: Broker, runId: string, now: () => 
     heartbeatAt,
     etaSeconds: state?.etaSeconds ?? null,
     coordinatorLost,
-    selected: manifest.selection.count * trials,
+    selected: deliveries,
     cases: manifest.selection.count,
     trials,
+    trialsMax,
     done,
     passed,
     failed: done - passed,
