@@ -116,6 +116,11 @@ describe("--estimate", () => {
     assert.match(est.stdout, new RegExp(`^ {2}duration: \\S+ \\(${Math.round(makespan * 10) / 10} s;`, "m"));
     assert.match(est.stdout, /^nothing was run$/m);
     assert.throws(() => readFileSync(join(dir, "starts.log")), "no case ran");
+    // Adaptive repeats spend between MIN and MAX trials a case: the estimate gives both ends.
+    const range = await exitOf(evalfleet(["run", SUITE, "--db", db, "--estimate", "--concurrency", "2", "--repeat", "2..4"], { EVALFLEET_TEST_DIR: dir }), "estimate of 2..4", 60_000);
+    assert.equal(range.code, 0, outputOf(range));
+    assert.match(range.stdout, /^estimate: 6 cases x 2\.\.4 runs \(adaptive\) on 2 slots \(--concurrency\), order history$/m);
+    assert.match(range.stdout, new RegExp(`^ {2}tokens: +${Math.round(tokens * 2)} to ${Math.round(tokens * 4)}$`, "m"));
     const after = await ResultsStore.open(db);
     assert.equal((await after.listRuns({ suiteName: "schedule" })).length, 1, "an estimate records no run");
     await after.close();

@@ -81,13 +81,17 @@ export async function printEstimate(suite: LoadedSuite, selected: readonly Selec
   }
   const cases = selected.map((s) => ({ index: s.index, case: s.case, timeoutSeconds: s.case.resolveTimeout(settings.defaultTimeoutSeconds) }));
   const e = estimateRun(cases, history, { order: settings.order, slots, repeat: settings.repeat });
+  // Adaptive repeats spend between MIN and MAX trials a case: the estimate gives both ends.
+  const most = settings.repeatMax > settings.repeat ? estimateRun(cases, history, { order: settings.order, slots, repeat: settings.repeatMax }) : null;
+  const upTo = (low: string, high: string): string => (most && high !== low ? `${low} to ${high}` : low);
+  const runs = most ? ` x ${settings.repeat}..${settings.repeatMax} runs (adaptive)` : settings.repeat > 1 ? ` x ${settings.repeat} runs` : "";
   const pool = config.mode === "distributed" ? `${slots} slots (--slots: workers x their concurrency)` : `${slots} slot${slots === 1 ? "" : "s"} (--concurrency)`;
   const order = settings.order.kind === "random" ? `random:${settings.order.seed}` : settings.order.kind;
   const lines = [
-    `estimate: ${e.cases} case${e.cases === 1 ? "" : "s"}${settings.repeat > 1 ? ` x ${settings.repeat} runs` : ""} on ${pool}, order ${order}`,
-    `  duration: ${shortDuration(e.seconds)} (${round(e.seconds)} s; ${round(e.workSeconds)} s of work)`,
-    `  tokens:   ${Math.round(e.tokens)}`,
-    `  cost:     $${e.costUsd.toFixed(4)}${e.withoutCost > 0 ? ` (${e.withoutCost} case${e.withoutCost === 1 ? "" : "s"} with history but no recorded cost left out)` : ""}`,
+    `estimate: ${e.cases} case${e.cases === 1 ? "" : "s"}${runs} on ${pool}, order ${order}`,
+    `  duration: ${upTo(shortDuration(e.seconds), shortDuration(most?.seconds ?? 0))} (${upTo(String(round(e.seconds)), String(round(most?.seconds ?? 0)))} s; ${upTo(String(round(e.workSeconds)), String(round(most?.workSeconds ?? 0)))} s of work)`,
+    `  tokens:   ${upTo(String(Math.round(e.tokens)), String(Math.round(most?.tokens ?? 0)))}`,
+    `  cost:     ${upTo(`$${e.costUsd.toFixed(4)}`, `$${(most?.costUsd ?? 0).toFixed(4)}`)}${e.withoutCost > 0 ? ` (${e.withoutCost} case${e.withoutCost === 1 ? "" : "s"} with history but no recorded cost left out)` : ""}`,
     `  without history: ${e.withoutHistory} case${e.withoutHistory === 1 ? "" : "s"}${e.withoutHistory > 0 ? " (their timeout stands in for the duration; tokens and cost unknown)" : ""}`,
     `  from ${source}`,
     "nothing was run",
