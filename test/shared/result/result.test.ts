@@ -3,12 +3,23 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { CaseResult, SuiteResult, passAtK, type ScoreData } from "../../../index.ts";
+import { CaseResultDataSchema } from "../../../shared/wire/result-data.ts";
 import { expectationResult as result, thresholdSuite as suite } from "../../support/results.ts";
 
 /** The statistics keys of a summary with no repeats, no judge score and no scorer (shared/result/run-statistics.ts). */
 const NO_STATS = { pass_hat_k: null, case_pass_rate: null, judge_score_mean: null, judge_score_ci: null, score_value_mean: null, score_value_ci: null, adaptive_repeats: null };
 
 describe("CaseResult construction and passed (87, J)", () => {
+  test("a result has every field of the schema, in the schema's order, and no other", () => {
+    // The constructor assigns each field by name (one hidden class, fields in the object): a field
+    // added to the schema and not to the constructor would be missing from every result.
+    const keys = Object.keys(CaseResultDataSchema.shape);
+    assert.deepEqual(Object.keys(new CaseResult({ name: "r" })), keys);
+    const data = new CaseResult({ name: "r", index: 3, worker: "w", attempts: 2 }).toData();
+    assert.deepEqual(Object.keys(CaseResult.fromData(data)), keys);
+    assert.deepEqual(CaseResult.fromData(data).toData(), data);
+  });
+
   test("a result built from a name has Agno's defaults and no score (87, adapted)", () => {
     const r = new CaseResult({ name: "r", tags: ["smoke"] });
     assert.equal(r.name, "r");
