@@ -17,6 +17,7 @@ import { EventMessageSchema, NATS_PROTOCOL, tryParseJson } from "../../shared/wi
 import { versionMismatch } from "../../shared/wire/protocol.ts";
 import { callSyncHook, type SuiteHooks } from "../../shared/hooks.ts";
 import { ResultCollector } from "../run/reassemble.ts";
+import { ValuePool } from "../run/value-pool.ts";
 import type { SelectedCase } from "../run/select.ts";
 import { checkResultMessage } from "./result-check.ts";
 
@@ -116,6 +117,8 @@ export class RunCollector {
   #dropped = 0;
   /** Results whose worker's presence is being looked up. */
   #checking = 0;
+  /** One copy of the strings and lists results repeat: every result is kept until the report. */
+  readonly #pool = new ValuePool();
 
   constructor(options: RunCollectorOptions) {
     this.#runId = options.runId;
@@ -307,11 +310,23 @@ export class RunCollector {
       if (outcome.kind === "unknown") this.#log.warn({ index: result.index, name: result.name, trial }, `ignoring a ${source} for an unknown case or trial`);
       return;
     }
+    this.#share(result, sel!);
     this.#trialsIn++;
     if (this.#started.delete(deliveryKey(result.index, trial))) this.#listener.onInFlightChanged();
     // The case first: its last trial completing the run is not then taken for a budget's stop.
     if (outcome.folded) this.#acceptCase(outcome.folded);
     this.#listener.onTrial?.(result);
+  }
+
+  /** A kept result holds the suite's copy of its name and the pool's of the values results repeat (equal values). */
+  #share(result: CaseResult, sel: SelectedCase): void {
+    result.name = sel.case.name;
+    result.worker = this.#pool.string(result.worker);
+    result.agentId = this.#pool.string(result.agentId);
+    result.teamId = this.#pool.string(result.teamId);
+    result.runStatus = this.#pool.string(result.runStatus);
+    result.tags = this.#pool.list(result.tags);
+    result.toolsCalled = this.#pool.list(result.toolsCalled);
   }
 
   /** Whether a case whose planned trials are in is done (else its next trials are planned and published). */

@@ -1,5 +1,5 @@
 import { resultSubjectParts } from "../../shared/broker/subjects.ts";
-import type { RunTokens } from "../../shared/wire/case-token.ts";
+import { resultSeal, type RunTokens } from "../../shared/wire/case-token.ts";
 import { NATS_PROTOCOL, ResultMessageSchema, tryParseJson, type ResultMessage } from "../../shared/wire/nats.ts";
 import { versionMismatch } from "../../shared/wire/protocol.ts";
 
@@ -49,7 +49,9 @@ export function checkResultMessage(data: Uint8Array, subject: string, context: R
   if (!parts || name === undefined) return { kind: "drop", drop: "not-a-case", why: "its subject names no case of this run" };
   const raw = tryParseJson(utf8.decode(data));
   const trial = parts.trial;
-  if (parts.seal !== context.tokens.seal(parts.index, trial)) {
+  // The token once per message (an HMAC): its seal and the echo below are both checked against it.
+  const token = context.tokens.token(parts.index, trial);
+  if (parts.seal !== resultSeal(token)) {
     // Said as a version mismatch when it is one: the likelier cause, and the clearer line.
     const mismatch = versionMismatch(raw, { ours: NATS_PROTOCOL, what: "result message", who: "coordinator" });
     if (mismatch !== null) return { kind: "drop", drop: "version", why: mismatch };
@@ -69,7 +71,7 @@ export function checkResultMessage(data: Uint8Array, subject: string, context: R
   if (m.runId !== context.runId || m.index !== index || m.trial !== trial || (name !== null && m.name !== name)) {
     return { kind: "spoiled", index, trial, why: `result message for run '${m.runId}', case ${m.index}${trialLabel(m.trial)} '${m.name}' on the subject of case ${index}${trialLabel(trial)}`, version: false };
   }
-  if (m.token !== context.tokens.token(index, trial)) return { kind: "spoiled", index, trial, why: "result message does not echo its case's delivery token", version: false };
+  if (m.token !== token) return { kind: "spoiled", index, trial, why: "result message does not echo its case's delivery token", version: false };
   return { kind: "ok", message: m };
 }
 
