@@ -101,8 +101,8 @@ export class RunCollector {
   readonly #adaptive: RunCollectorOptions["adaptive"];
   readonly #minTrials: number;
   readonly #onMore: RunCollectorOptions["onMore"];
-  /** Cases whose `onCaseStart` hook ran (at their first trial's start). */
-  readonly #caseStarted = new Set<number>();
+  /** 1 for each case whose `onCaseStart` hook ran (at its first trial's start), by declaration index; null without the hook. */
+  readonly #caseStarted: Uint8Array | null;
   readonly #hooks: SuiteHooks;
   readonly #log: Logger;
   readonly #listener: CollectListener;
@@ -128,6 +128,8 @@ export class RunCollector {
     this.#minTrials = options.trials ?? 1;
     this.#onMore = options.onMore;
     this.#hooks = options.hooks;
+    // A byte per case, and only for a run with the hook: a Set of indexes cost about 50 B per case.
+    this.#caseStarted = options.hooks.onCaseStart ? new Uint8Array(options.selected.reduce((n, s) => Math.max(n, s.index + 1), 0)) : null;
     this.#log = options.logger;
     this.#listener = options.listener;
     this.#tokens = options.tokens;
@@ -288,9 +290,9 @@ export class RunCollector {
       this.#started.set(key, e.workerId);
       this.#listener.onInFlightChanged();
       // The case starts once, at its first trial's start.
-      if (this.#caseStarted.has(e.index)) return;
-      this.#caseStarted.add(e.index);
-      if (this.#hooks.onCaseStart) callSyncHook("onCaseStart", () => this.#hooks.onCaseStart!(sel.case), (m) => this.#log.warn({ index: e.index }, m));
+      if (!this.#caseStarted || this.#caseStarted[e.index] === 1) return;
+      this.#caseStarted[e.index] = 1;
+      callSyncHook("onCaseStart", () => this.#hooks.onCaseStart!(sel.case), (m) => this.#log.warn({ index: e.index }, m));
     } else if (e.event && this.#hooks.onRunEvent) {
       callSyncHook("onRunEvent", () => this.#hooks.onRunEvent!(sel.case, e.event as RunEvent), (m) => this.#log.warn({ index: e.index }, m));
     }

@@ -31,66 +31,81 @@ export type TrialOutcome =
   /** Not a planned trial of a selected case (or the name does not match). */
   | { kind: "unknown" };
 
-/** Per-case bookkeeping. */
-interface Entry {
-  sel: SelectedCase;
-  /** Trials planned so far. */
-  planned: number;
-  /** Results by trial - 1. */
-  trials: Array<CaseResult | undefined>;
-  received: number;
-  /** Set once the case's trials were folded (no more trials are accepted). */
-  folded: boolean;
-}
+/** Trials a case may plan at most (the typed arrays' range; `--repeat` allows far fewer). */
+const MAX_PLANNED = 0xffff_ffff;
 
-/** Keeps the trials of every selected case and folds each case once. */
+/**
+ * Keeps the trials of every selected case and folds each case once.
+ *
+ * Per case it keeps a few numbers in typed arrays indexed by declaration index (trials planned,
+ * trials received, folded or not: 9 bytes) and a pointer to the selected case; a trial's result is
+ * kept only while its case is open with more than one trial (a repeated case, or one whose adaptive
+ * repeats want more). A folded case's results are its folded result's, held by whoever took it.
+ * Before, each case had an entry object and a list of its trials for the whole run: about 220 B per
+ * case that a 100,000-case coordinator held until its end (docs/design.md, "What a case costs the
+ * coordinator").
+ */
 export class TrialLedger {
-  readonly #entries: Array<Entry | undefined> = [];
-  readonly #ordered: Entry[] = [];
+  /** The selected cases by declaration index (holes where a case is not selected). */
+  readonly #selected: Array<SelectedCase | undefined> = [];
+  /** The selected cases in declaration order. */
+  readonly #ordered: SelectedCase[] = [];
+  readonly #planned: Uint32Array;
+  readonly #received: Uint32Array;
+  /** 1 once the case's trials were folded (no more trials are accepted). */
+  readonly #folded: Uint8Array;
+  /** The results by trial - 1 of the open cases that hold some (holes where a trial has none). */
+  readonly #open = new Map<number, Array<CaseResult | undefined>>();
 
   /**
    * `trials` is the number each case plans first (`--repeat N`, or MIN of `--repeat MIN..MAX`),
    * an integer >= 1. A case listed twice is kept once.
    */
   constructor(selected: readonly SelectedCase[], trials: number) {
-    if (!Number.isInteger(trials) || trials < 1) throw new RangeError(`trials must be an integer >= 1, got ${trials}`);
+    if (!Number.isInteger(trials) || trials < 1 || trials > MAX_PLANNED) throw new RangeError(`trials must be an integer >= 1, got ${trials}`);
+    let size = 0;
+    for (const sel of selected) size = Math.max(size, sel.index + 1);
+    this.#planned = new Uint32Array(size);
+    this.#received = new Uint32Array(size);
+    this.#folded = new Uint8Array(size);
     for (const sel of [...selected].sort((a, b) => a.index - b.index)) {
-      if (this.#entries[sel.index]) continue;
-      const entry: Entry = { sel, planned: trials, trials: [], received: 0, folded: false };
-      this.#entries[sel.index] = entry;
-      this.#ordered.push(entry);
+      if (this.#selected[sel.index]) continue;
+      this.#selected[sel.index] = sel;
+      this.#ordered.push(sel);
+      this.#planned[sel.index] = trials;
     }
   }
 
   /** Trials planned for the case at `index` (0 when it is not selected). */
   planned(index: number): number {
-    return this.#entries[index]?.planned ?? 0;
+    return this.#selected[index] ? this.#planned[index]! : 0;
   }
 
   /** Trials of the case at `index` with a result. */
   received(index: number): number {
-    return this.#entries[index]?.received ?? 0;
+    return this.#selected[index] ? this.#received[index]! : 0;
   }
 
-  /** The results of the case's trials received so far, in trial order (holes left out). */
+  /** The results of the case's trials received so far, in trial order (holes left out); none once it is folded. */
   trialsOf(index: number): CaseResult[] {
-    return (this.#entries[index]?.trials ?? []).filter((r): r is CaseResult => r !== undefined);
+    return (this.#open.get(index) ?? []).filter((r): r is CaseResult => r !== undefined);
   }
 
   /** Whether the trial is a planned trial of a selected case. */
   isPlanned(index: number, trial: number): boolean {
-    const e = this.#entries[index];
-    return e !== undefined && Number.isInteger(trial) && trial >= 1 && trial <= e.planned;
+    return this.#selected[index] !== undefined && Number.isInteger(trial) && trial >= 1 && trial <= this.#planned[index]!;
   }
 
-  /** Whether the trial has its result. */
+  /** Whether the trial has its result (every planned trial of a folded case has). */
   has(index: number, trial: number): boolean {
-    return this.#entries[index]?.trials[trial - 1] !== undefined;
+    if (!this.isPlanned(index, trial)) return false;
+    if (this.#folded[index] === 1) return true;
+    return this.#open.get(index)?.[trial - 1] !== undefined;
   }
 
   /** Whether the case's trials were folded into its result. */
   isFolded(index: number): boolean {
-    return this.#entries[index]?.folded ?? false;
+    return this.#selected[index] !== undefined && this.#folded[index] === 1;
   }
 
   /**
@@ -98,12 +113,11 @@ export class TrialLedger {
    * repeats' next batch); returns the new trials' deliveries. Throws a RangeError otherwise.
    */
   extend(index: number, more: number): Delivery[] {
-    const e = this.#entries[index];
-    if (!e) throw new RangeError(`case ${index} is not selected`);
-    if (e.folded) throw new RangeError(`case ${index} is folded already`);
-    if (!Number.isInteger(more) || more < 1) throw new RangeError(`more must be an integer >= 1, got ${more}`);
-    const from = e.planned + 1;
-    e.planned += more;
+    if (!this.#selected[index]) throw new RangeError(`case ${index} is not selected`);
+    if (this.#folded[index] === 1) throw new RangeError(`case ${index} is folded already`);
+    if (!Number.isInteger(more) || more < 1 || this.#planned[index]! + more > MAX_PLANNED) throw new RangeError(`more must be an integer >= 1, got ${more}`);
+    const from = this.#planned[index]! + 1;
+    this.#planned[index] = this.#planned[index]! + more;
     return Array.from({ length: more }, (_, i) => ({ index, trial: from + i }));
   }
 
@@ -112,22 +126,32 @@ export class TrialLedger {
    * planned trials and `fold` says so (default: always), the case is folded and its result returned.
    */
   record(trial: number, result: CaseResult, fold: (trials: readonly CaseResult[]) => boolean = () => true): TrialOutcome {
-    const e = this.#entries[result.index];
-    if (!e || e.sel.case.name !== result.name || !this.isPlanned(result.index, trial)) return { kind: "unknown" };
-    if (e.trials[trial - 1] !== undefined || e.folded) return { kind: "duplicate" };
-    e.trials[trial - 1] = result;
-    e.received++;
-    if (e.received < e.planned) return { kind: "accepted", folded: null };
-    const all = e.trials as CaseResult[];
-    if (!fold(all)) return { kind: "accepted", folded: null };
-    return { kind: "accepted", folded: this.#fold(e) };
+    const index = result.index;
+    const sel = this.#selected[index];
+    if (!sel || sel.case.name !== result.name || !this.isPlanned(index, trial)) return { kind: "unknown" };
+    if (this.#folded[index] === 1 || this.has(index, trial)) return { kind: "duplicate" };
+    this.#received[index] = this.#received[index]! + 1;
+    const planned = this.#planned[index]!;
+    // The common case, one trial planned and it is in: no list is kept unless the case stays open.
+    let trials = this.#open.get(index);
+    if (!trials) {
+      trials = [];
+      if (planned > 1) this.#open.set(index, trials);
+    }
+    trials[trial - 1] = result;
+    if (this.#received[index]! < planned) return { kind: "accepted", folded: null };
+    const all = trials as CaseResult[];
+    if (!fold(all)) {
+      this.#open.set(index, trials);
+      return { kind: "accepted", folded: null };
+    }
+    return { kind: "accepted", folded: this.#fold(index, all) };
   }
 
   /** Folds a case whose planned trials have all arrived (adaptive repeats decided it). Throws a RangeError otherwise. */
   foldNow(index: number): CaseResult {
-    const e = this.#entries[index];
-    if (!e || e.folded || e.received < e.planned) throw new RangeError(`case ${index} cannot be folded now`);
-    return this.#fold(e);
+    if (!this.#selected[index] || this.#folded[index] === 1 || this.#received[index]! < this.#planned[index]!) throw new RangeError(`case ${index} cannot be folded now`);
+    return this.#fold(index, this.#open.get(index) as CaseResult[]);
   }
 
   /**
@@ -136,15 +160,15 @@ export class TrialLedger {
    * not selected or folded already.
    */
   foldPartial(index: number, fill: (trial: number) => CaseResult): CaseResult {
-    const e = this.#entries[index];
-    if (!e || e.folded) throw new RangeError(`case ${index} cannot be folded now`);
-    for (let t = 1; t <= e.planned; t++) if (e.trials[t - 1] === undefined) e.trials[t - 1] = fill(t);
-    return this.#fold(e);
+    if (!this.#selected[index] || this.#folded[index] === 1) throw new RangeError(`case ${index} cannot be folded now`);
+    const trials = this.#open.get(index) ?? [];
+    for (let t = 1; t <= this.#planned[index]!; t++) if (trials[t - 1] === undefined) trials[t - 1] = fill(t);
+    return this.#fold(index, trials as CaseResult[]);
   }
 
-  #fold(e: Entry): CaseResult {
-    e.folded = true;
-    const all = e.trials as CaseResult[];
+  #fold(index: number, all: CaseResult[]): CaseResult {
+    this.#folded[index] = 1;
+    this.#open.delete(index);
     // One trial is the case's result as it is (a run without --repeat reads as before).
     return all.length === 1 ? all[0]! : aggregateRepeats(all);
   }
@@ -152,9 +176,10 @@ export class TrialLedger {
   /** The planned trials without a result, of cases not folded, in declaration then trial order. */
   missing(): Array<Delivery & { sel: SelectedCase }> {
     const out: Array<Delivery & { sel: SelectedCase }> = [];
-    for (const e of this.#ordered) {
-      if (e.folded) continue;
-      for (let t = 1; t <= e.planned; t++) if (e.trials[t - 1] === undefined) out.push({ sel: e.sel, index: e.sel.index, trial: t });
+    for (const sel of this.#ordered) {
+      if (this.#folded[sel.index] === 1) continue;
+      const trials = this.#open.get(sel.index);
+      for (let t = 1; t <= this.#planned[sel.index]!; t++) if (trials?.[t - 1] === undefined) out.push({ sel, index: sel.index, trial: t });
     }
     return out;
   }
