@@ -108,6 +108,8 @@ export class RunCollector {
   readonly #listener: CollectListener;
   /** Trials a worker said it started and whose result has not arrived: the worker's id by delivery key. */
   readonly #started = new Map<string, string>();
+  /** In-flight trials per worker id, kept with {@link #started} (read at every start and end: never recounted). */
+  readonly #busy = new Map<string, number>();
   #tail: ConsumerMessages | null = null;
   /** Bad messages are logged once per run and kind, not once each. */
   readonly #logged = new Set<string>();
@@ -155,9 +157,7 @@ export class RunCollector {
 
   /** In-flight trials per worker id. */
   busyByWorker(): Map<string, number> {
-    const busy = new Map<string, number>();
-    for (const w of this.#started.values()) busy.set(w, (busy.get(w) ?? 0) + 1);
-    return busy;
+    return new Map(this.#busy);
   }
 
   /** The selected case at a declaration index, if that case is selected. */
@@ -286,8 +286,11 @@ export class RunCollector {
     this.#listener.onWorkerActive();
     if (e.kind === "started") {
       const key = deliveryKey(e.index, e.trial);
-      if (this.#started.get(key) === e.workerId) return;
+      const before = this.#started.get(key);
+      if (before === e.workerId) return;
+      if (before !== undefined) this.#unbusy(before);
       this.#started.set(key, e.workerId);
+      this.#busy.set(e.workerId, (this.#busy.get(e.workerId) ?? 0) + 1);
       this.#listener.onInFlightChanged();
       // The case starts once, at its first trial's start.
       if (!this.#caseStarted || this.#caseStarted[e.index] === 1) return;
@@ -314,10 +317,23 @@ export class RunCollector {
     }
     this.#share(result, sel!);
     this.#trialsIn++;
-    if (this.#started.delete(deliveryKey(result.index, trial))) this.#listener.onInFlightChanged();
+    const key = deliveryKey(result.index, trial);
+    const worker = this.#started.get(key);
+    if (worker !== undefined) {
+      this.#started.delete(key);
+      this.#unbusy(worker);
+      this.#listener.onInFlightChanged();
+    }
     // The case first: its last trial completing the run is not then taken for a budget's stop.
     if (outcome.folded) this.#acceptCase(outcome.folded);
     this.#listener.onTrial?.(result);
+  }
+
+  /** One trial fewer in flight on a worker. */
+  #unbusy(workerId: string): void {
+    const n = (this.#busy.get(workerId) ?? 0) - 1;
+    if (n > 0) this.#busy.set(workerId, n);
+    else this.#busy.delete(workerId);
   }
 
   /** A kept result holds the suite's copy of its name and the pool's of the values results repeat (equal values). */

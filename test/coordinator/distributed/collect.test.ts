@@ -69,6 +69,22 @@ describe("RunCollector", () => {
     assert.deepEqual(ended.map((r) => [r.name, r.error]), [["beta", null]]);
   });
 
+  test("in-flight trials by worker: a start counts once, a redelivery to another worker moves it, a result ends it", () => {
+    const { c } = collector((w) => w === "host/1" || w === "host/2");
+    const started = (index: number, workerId: string) => c.onEvent(bytes({ v: NATS_PROTOCOL, runId, index, trial: 1, workerId, kind: "started" }), eventSubject(runId, index));
+    started(0, "host/1");
+    started(0, "host/1");
+    started(1, "host/1");
+    started(2, "host/2");
+    assert.deepEqual([...c.busyByWorker()].sort(), [["host/1", 2], ["host/2", 1]]);
+    started(1, "host/2");
+    assert.deepEqual([...c.busyByWorker()].sort(), [["host/1", 1], ["host/2", 2]]);
+    c.onResult(bytes(resultMessage(0)), sealed(0));
+    c.onResult(bytes(resultMessage(1, null, NATS_PROTOCOL, { workerId: "host/2" })), sealed(1));
+    assert.deepEqual([...c.busyByWorker()], [["host/2", 1]]);
+    assert.equal(c.inFlight, 1);
+  });
+
   test("results of another protocol version: recorded on their cases naming both versions, logged once per run", () => {
     const { c, lines } = collector();
     c.onResult(bytes(resultMessage(0, null, NATS_PROTOCOL + 1)), sealed(0));
