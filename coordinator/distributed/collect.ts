@@ -19,7 +19,7 @@ import { callSyncHook, type SuiteHooks } from "../../shared/hooks.ts";
 import { ResultCollector } from "../run/reassemble.ts";
 import { ValuePool } from "../run/value-pool.ts";
 import type { SelectedCase } from "../run/select.ts";
-import { checkResultMessage } from "./result-check.ts";
+import { checkResultMessage, type ResultCheckContext } from "./result-check.ts";
 
 /**
  * Collecting a distributed run's results: tail the results stream (replayed from the start, so a
@@ -119,6 +119,10 @@ export class RunCollector {
   #dropped = 0;
   /** Results whose worker's presence is being looked up. */
   #checking = 0;
+  /** What every result message is checked against: built once, not a closure per message. */
+  readonly #checkContext: ResultCheckContext;
+  /** Asked once a case's planned trials are in: built once, not a closure per result. */
+  readonly #done = (trials: readonly CaseResult[]): boolean => this.#wantsNoMore(this.#results.selectedAt(trials[0]!.index)!, trials);
   /** One copy of the strings and lists results repeat: every result is kept until the report. */
   readonly #pool = new ValuePool();
 
@@ -138,6 +142,7 @@ export class RunCollector {
     this.#presence = options.presence;
     this.#prices = { ...BUILTIN_PRICES, ...(options.prices ?? {}) };
     this.#casePassRate = options.casePassRate ?? null;
+    this.#checkContext = { runId: this.#runId, tokens: this.#tokens, nameAt: (i) => this.#results.selectedAt(i)?.case.name };
   }
 
   /** True once every selected case has a result. */
@@ -226,7 +231,7 @@ export class RunCollector {
    * and reason); recorded on its case when it holds the case's sealed subject but is unusable.
    */
   onResult(data: Uint8Array, subject: string): void {
-    const check = checkResultMessage(data, subject, { runId: this.#runId, tokens: this.#tokens, nameAt: (i) => this.#results.selectedAt(i)?.case.name });
+    const check = checkResultMessage(data, subject, this.#checkContext);
     if (check.kind === "drop") {
       this.#dropped++;
       if (check.drop === "version") this.#logOnce("version", subject, `disposing of result messages of another protocol version (said once per run): ${check.why}`);
@@ -310,7 +315,7 @@ export class RunCollector {
     // Costs from the price table, here where the results are collected (workers need no prices).
     result.usage = priceUsage(result.usage, this.#prices);
     const sel = this.#results.selectedAt(result.index);
-    const outcome = this.#ledger.record(trial, result, (trials) => this.#wantsNoMore(sel!, trials));
+    const outcome = this.#ledger.record(trial, result, this.#done);
     if (outcome.kind !== "accepted") {
       if (outcome.kind === "unknown") this.#log.warn({ index: result.index, name: result.name, trial }, `ignoring a ${source} for an unknown case or trial`);
       return;
