@@ -315,12 +315,13 @@ export class RunCollector {
     // Costs from the price table, here where the results are collected (workers need no prices).
     result.usage = priceUsage(result.usage, this.#prices);
     const sel = this.#results.selectedAt(result.index);
+    // Before the ledger folds it: a repeated case's folded result is built from its trials' values.
+    if (sel && sel.case.name === result.name) this.#share(result, sel);
     const outcome = this.#ledger.record(trial, result, this.#done);
     if (outcome.kind !== "accepted") {
       if (outcome.kind === "unknown") this.#log.warn({ index: result.index, name: result.name, trial }, `ignoring a ${source} for an unknown case or trial`);
       return;
     }
-    this.#share(result, sel!);
     this.#trialsIn++;
     const key = deliveryKey(result.index, trial);
     const worker = this.#started.get(key);
