@@ -41,7 +41,7 @@ const MAX_PLANNED = 0xffff_ffff;
  * trials received, folded or not: 9 bytes) and a pointer to the selected case; a trial's result is
  * kept only while its case is open with more than one trial (a repeated case, or one whose adaptive
  * repeats want more). A folded case's results are its folded result's, held by whoever took it.
- * Before, each case had an entry object and a list of its trials for the whole run: about 220 B per
+ * Before, each case had an entry object and a list of its trials for the whole run: about 260 B per
  * case that a 100,000-case coordinator held until its end (docs/design.md, "What a case costs the
  * coordinator").
  */
