@@ -167,20 +167,23 @@ export class Case {
     if (options === null || typeof options !== "object") {
       throw new CaseValidationError(`case options must be an object, got ${pyRepr(options)}`);
     }
-    const label = typeof options.name === "string" ? `case ${pyRepr(options.name)}` : "case";
     if (typeof options.name !== "string") {
-      throw new CaseValidationError(`${label}: name must be a string, got ${pyRepr(options.name)}`, { field: "name" });
+      throw new CaseValidationError(`case: name must be a string, got ${pyRepr(options.name)}`, { field: "name" });
     }
+    // `case 'name'`, worded only when a check fails: a suite of 200,000 valid cases would
+    // otherwise format as many labels in every process that loads it.
+    const name = options.name;
+    const label = (): string => `case ${pyRepr(name)}`;
     // An unknown option first, as Agno's Case raises on an unexpected keyword before anything else:
     // a misspelt `critera` would otherwise read as "has no checks".
     const unknown = unknownCaseOption(options);
-    if (unknown !== null) throw unknownOption(label, unknown, CASE_OPTION_KEYS, "case", options.name);
+    if (unknown !== null) throw unknownOption(label(), unknown, CASE_OPTION_KEYS, "case", options.name);
     // Agno's checks, in Agno's order (spec A1-A5).
     if (!options.agent && !options.team) {
-      throw new CaseValidationError(`${label}: provide one of 'agent' or 'team'`, { case: options.name, field: "agent" });
+      throw new CaseValidationError(`${label()}: provide one of 'agent' or 'team'`, { case: options.name, field: "agent" });
     }
     if (options.agent && options.team) {
-      throw new CaseValidationError(`${label}: provide only one of 'agent' or 'team'`, { case: options.name, field: "team" });
+      throw new CaseValidationError(`${label()}: provide only one of 'agent' or 'team'`, { case: options.name, field: "team" });
     }
     // The trajectory check's bounds turn the reliability check on as well as expected calls do.
     const hasToolCalls =
@@ -195,21 +198,21 @@ export class Case {
       (Array.isArray(options.expectedKnowledgeSources) && options.expectedKnowledgeSources.length > 0) ||
       (Array.isArray(options.evalFunctions) && options.evalFunctions.length > 0);
     if (!options.criteria && !hasToolCalls && (options.scorer === undefined || options.scorer === null) && !hasExpectations) {
-      throw new CaseValidationError(`${label} has no checks: set criteria, expectedToolCalls, and/or scorer`, {
+      throw new CaseValidationError(`${label()} has no checks: set criteria, expectedToolCalls, and/or scorer`, {
         case: options.name,
         field: "criteria",
       });
     }
     const judgeMode = options.judgeMode ?? JudgeMode.BINARY;
     if (judgeMode !== JudgeMode.BINARY && judgeMode !== JudgeMode.NUMERIC) {
-      throw new CaseValidationError(`${label}: judgeMode must be a JudgeMode, got ${pyRepr(judgeMode)}`, {
+      throw new CaseValidationError(`${label()}: judgeMode must be a JudgeMode, got ${pyRepr(judgeMode)}`, {
         case: options.name,
         field: "judgeMode",
       });
     }
     const judgeThreshold = options.judgeThreshold ?? JUDGE_PASS_THRESHOLD;
     if (judgeMode === JudgeMode.NUMERIC && !(typeof judgeThreshold === "number" && judgeThreshold >= 1 && judgeThreshold <= 10)) {
-      throw new CaseValidationError(`${label}: judgeThreshold must be 1-10, got ${pyRepr(judgeThreshold)}`, {
+      throw new CaseValidationError(`${label()}: judgeThreshold must be 1-10, got ${pyRepr(judgeThreshold)}`, {
         case: options.name,
         field: "judgeThreshold",
       });
@@ -218,23 +221,23 @@ export class Case {
     if (issue) {
       const field = issue.path.map(String).join(".") || "options";
       const got = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k as PropertyKey], options);
-      throw new CaseValidationError(`${label}: ${field} ${describeIssue(issue)}, got ${pyRepr(got)}`, {
+      throw new CaseValidationError(`${label()}: ${field} ${describeIssue(issue)}, got ${pyRepr(got)}`, {
         case: options.name,
         field,
       });
     }
     const order = options.toolCallOrder ?? "any";
     if (order !== "any" && !(Array.isArray(options.expectedToolCalls) && options.expectedToolCalls.length > 0)) {
-      throw new CaseValidationError(`${label}: toolCallOrder ${pyRepr(order)} needs expectedToolCalls (the calls to put in order)`, { case: options.name, field: "toolCallOrder" });
+      throw new CaseValidationError(`${label()}: toolCallOrder ${pyRepr(order)} needs expectedToolCalls (the calls to put in order)`, { case: options.name, field: "toolCallOrder" });
     }
     if (order === "exact" && options.allowAdditionalToolCalls === true) {
-      throw new CaseValidationError(`${label}: allowAdditionalToolCalls true contradicts toolCallOrder 'exact' (exactly these calls and nothing else)`, { case: options.name, field: "allowAdditionalToolCalls" });
+      throw new CaseValidationError(`${label()}: allowAdditionalToolCalls true contradicts toolCallOrder 'exact' (exactly these calls and nothing else)`, { case: options.name, field: "allowAdditionalToolCalls" });
     }
     const outputScoring = resolveScoring(options.outputScoring);
     if (options.expectedOutput !== undefined && options.expectedOutput !== null) {
       const problem = expectedOutputProblem(options.expectedOutput, outputScoring);
       if (problem) {
-        throw new CaseValidationError(`${label}: expectedOutput ${problem}, got ${pyRepr(options.expectedOutput)}`, { case: options.name, field: "expectedOutput" });
+        throw new CaseValidationError(`${label()}: expectedOutput ${problem}, got ${pyRepr(options.expectedOutput)}`, { case: options.name, field: "expectedOutput" });
       }
     }
 
@@ -242,7 +245,7 @@ export class Case {
     this.input = typeof options.input === "string" ? options.input : freezeMessages(options.input);
     this.agent = options.agent ?? null;
     this.team = options.team ?? null;
-    this.tags = Object.freeze([...(options.tags ?? [])]);
+    this.tags = options.tags && options.tags.length > 0 ? Object.freeze([...options.tags]) : NO_TAGS;
     this.timeoutSeconds = options.timeoutSeconds ?? null;
     this.setupTimeoutSeconds = options.setupTimeoutSeconds ?? null;
     this.teardownTimeoutSeconds = options.teardownTimeoutSeconds ?? null;
@@ -298,6 +301,9 @@ export class Case {
     return { setup: this.setupTimeoutSeconds ?? defaults.setup, teardown: this.teardownTimeoutSeconds ?? defaults.teardown };
   }
 }
+
+/** The tags of every case that has none: one frozen list, not one per case. */
+const NO_TAGS: readonly string[] = Object.freeze([]);
 
 function freezeMessages(messages: readonly ChatMessage[]): readonly ChatMessage[] {
   return Object.freeze(messages.map((m) => Object.freeze({ ...m })));

@@ -1,7 +1,7 @@
 // The suite fingerprint (shared/suite/suite-fingerprint.ts): equal cases give equal fingerprints; any change shows.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { suiteFingerprint, type Case } from "../../../index.ts";
+import { Case, suiteFingerprint } from "../../../index.ts";
 import { mkCase } from "../../support/cases.ts";
 import { StubScorer } from "../../support/doubles.ts";
 
@@ -66,5 +66,13 @@ describe("suiteFingerprint", () => {
     // A predicate's body cannot be serialised: editing it keeps the fingerprint (as a scorer's does).
     assert.equal(fp({ expectedToolCalls: [{ name: "w", args: { city: (v: unknown) => v === "a" } }] }), fp({ expectedToolCalls: [{ name: "w", args: { city: (v: unknown) => v === "b" } }] }));
     assert.notEqual(fp({ forbiddenToolCalls: [{ name: "rm", args: { force: true } }] }), fp({ forbiddenToolCalls: [{ name: "rm", args: { force: false } }] }));
+  });
+  test("keeps the value of 1fe037d's line-by-line hashing, past the size at which lines are hashed in chunks", () => {
+    // Workers of an older build compare the same fingerprint: hashing the lines in chunks must not change it.
+    const agent = { id: "agent-1", async run() { return { content: "" }; } };
+    const scorer = { score: () => ({ value: 1, passed: true }) };
+    const cases = Array.from({ length: 3000 }, (_, i) => new Case({ name: `case-${i}`, agent, input: i % 2 ? `question ${i}` : [{ role: "user" as const, content: `q${i}` }], tags: i % 3 ? ["t"] : [], scorer, ...(i % 5 === 0 ? { criteria: "polite" } : {}), ...(i % 7 === 0 ? { expectedToolCalls: ["search"] } : {}) }));
+    assert.equal(suiteFingerprint(cases.slice(0, 3)), "ecf326a94357f9acd5bb6eb9ad90910fb2c9e0089b50eb2082e8fa2d283f11e8");
+    assert.equal(suiteFingerprint(cases), "c0966a40c336058296bd9f6c82c65420badd4ddb169d9f5e1191376d60d2ddd2");
   });
 });
