@@ -62,7 +62,8 @@ export interface SuiteContents {
  *
  * @param file the suite file as the user named it (for messages); `path` its absolute path.
  */
-export async function suiteFromExports(file: string, path: string, mod: Record<string, unknown>, capture: LoadCapture): Promise<SuiteContents> {
+export async function suiteFromExports(file: string, path: string, mod: Record<string, unknown>, capture: LoadCapture, options: SuiteExportsOptions = {}): Promise<SuiteContents> {
+  const checked = options.checked === true;
   const problems: string[] = [];
   const fallbackName = basename(path).replace(/\.(m|c)?(t|j)sx?$/, "");
   let def: SuiteDefinitionOptions | undefined;
@@ -102,12 +103,14 @@ export async function suiteFromExports(file: string, path: string, mod: Record<s
       });
       if (def.cases.length === 0 && !hasDatasets) problems.push(`${source} holds no cases`);
     }
-    const seen = new Map<string, number>();
-    cases.forEach((c, i) => {
-      const first = seen.get(c.name);
-      if (first !== undefined) problems.push(`duplicate case name ${pyRepr(c.name)} (items ${first} and ${i}): names identify cases in selection and reports`);
-      else seen.set(c.name, i);
-    });
+    if (!checked) {
+      const seen = new Map<string, number>();
+      cases.forEach((c, i) => {
+        const first = seen.get(c.name);
+        if (first !== undefined) problems.push(`duplicate case name ${pyRepr(c.name)} (items ${first} and ${i}): names identify cases in selection and reports`);
+        else seen.set(c.name, i);
+      });
+    }
     if (def.defaultTimeout !== undefined && def.defaultTimeout !== null && !(typeof def.defaultTimeout === "number" && def.defaultTimeout >= 0)) {
       problems.push(`defaultTimeout must be a number of seconds >= 0, got ${pyRepr(def.defaultTimeout)}`);
     }
@@ -137,11 +140,13 @@ export async function suiteFromExports(file: string, path: string, mod: Record<s
   if (def) {
     evalFunctions = normalizeEvalFunctions(def.evalFunctions, problems);
     const registered = [...evalFunctions.keys()];
-    cases.forEach((c, i) => {
-      for (const name of c.evalFunctions ?? []) {
-        if (!evalFunctions.has(name)) problems.push(`case ${pyRepr(c.name)} (item ${i}): evalFunctions: ${unknownEvalFunction(name, registered)}`);
-      }
-    });
+    if (!checked) {
+      cases.forEach((c, i) => {
+        for (const name of c.evalFunctions ?? []) {
+          if (!evalFunctions.has(name)) problems.push(`case ${pyRepr(c.name)} (item ${i}): evalFunctions: ${unknownEvalFunction(name, registered)}`);
+        }
+      });
+    }
     const threshold = def.passThreshold;
     if (threshold !== undefined && threshold !== null) {
       if (typeof threshold === "number" && threshold >= 0 && threshold <= 1) passThreshold = threshold;
@@ -164,17 +169,22 @@ export async function suiteFromExports(file: string, path: string, mod: Record<s
     );
     prices = priced.prices;
     if (priced.problem) problems.push(priced.problem);
+    const sets = checked ? undefined : def.evalSets;
+    // Where each name and id was first used, for the datasets' and eval sets' messages: built only
+    // when the suite has either (a place string per case was a tenth of a large suite's load).
+    const placed = hasDatasets || (sets !== undefined && sets !== null);
     const names = new Map<string, string>();
     const ids = new Map<string, string>();
     const idItems = new Map<string, number>();
+    const fileName = basename(path);
     cases.forEach((c, i) => {
-      if (!names.has(c.name)) names.set(c.name, `case ${i} of ${basename(path)}`);
-      if (!c.id) return;
+      if (placed && !names.has(c.name)) names.set(c.name, `case ${i} of ${fileName}`);
+      if (!c.id || (checked && !placed)) return;
       const first = idItems.get(c.id);
       if (first !== undefined) problems.push(`duplicate case id ${pyRepr(c.id)} (items ${first} and ${i}): ids identify cases in eval sets`);
       else {
         idItems.set(c.id, i);
-        ids.set(c.id, `case ${i} of ${basename(path)}`);
+        ids.set(c.id, `case ${i} of ${fileName}`);
       }
     });
     if (datasetDecls !== undefined && datasetDecls !== null && !Array.isArray(datasetDecls)) {
@@ -190,7 +200,6 @@ export async function suiteFromExports(file: string, path: string, mod: Record<s
         problems.push(`${source} holds no cases: its datasets have no rows`);
       }
     }
-    const sets = def.evalSets;
     if (sets !== undefined && sets !== null) {
       const known = (m: string): boolean => names.has(m) || ids.has(m);
       if (typeof sets === "string" || sets instanceof URL) {
@@ -239,6 +248,16 @@ export async function suiteFromExports(file: string, path: string, mod: Record<s
     datasets,
     redactShapes: def!.redactShapes ?? true,
   };
+}
+
+/** Options of {@link suiteFromExports}. */
+export interface SuiteExportsOptions {
+  /**
+   * The file was checked already by the process that dispatches its cases (a worker thread's
+   * load): the checks across cases (duplicate names and ids, the cases' evaluation functions) and
+   * the eval sets, which only selection reads, are skipped. Default false: every check runs.
+   */
+  checked?: boolean;
 }
 
 function describeValue(value: unknown): string {

@@ -59,7 +59,7 @@ export async function loadSuite(file: string, options: LoadSuiteOptions = {}): P
   } finally {
     end();
   }
-  return { ...(await suiteFromExports(file, path, mod, capture)), module: loadedFrom };
+  return { ...(await suiteFromExports(file, path, mod, capture, { checked: options.checked === true })), module: loadedFrom };
 }
 
 /** What {@link loadSuite} imports for a suite file, and how. */
@@ -81,6 +81,11 @@ export interface LoadSuiteOptions {
    * TypeScript suite is bundled once per process and its threads never load tsx for it.
    */
   module?: SuiteModule | null;
+  /**
+   * The process that dispatches the suite's cases has checked this file (a worker thread's load):
+   * the checks across its cases are not run again (shared/suite/suite-exports.ts). Default false.
+   */
+  checked?: boolean;
 }
 
 /** The module to import for the suite file at `path`: a .ts suite bundled when it can be, else through tsx. */

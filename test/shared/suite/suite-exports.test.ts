@@ -58,3 +58,17 @@ test("a module that declares no cases says how to", async () => {
   assert.deepEqual(await problems({ default: 42 }), ["the default export is number 42; export default defineSuite({ cases }), export default [cases], or export const cases"]);
   assert.deepEqual(await problems({ default: defineSuite({ cases: [] }) }), ["the default export (defineSuite) holds no cases"]);
 });
+
+test("a checked load (a worker thread's) lists and fingerprints the cases without the checks across them; eval sets are left to selection", async () => {
+  const cases = [mkCase("a"), mkCase("a"), mkCase("b", { evalFunctions: ["missing"] })];
+  const mod = { default: defineSuite({ cases, evalSets: { smoke: ["a", "nobody"] } }) };
+  // The dispatching process refuses these exports, naming each problem...
+  assert.deepEqual((await problems(mod)).length, 3);
+  // ...so a thread, which only runs what that process sent, does not look for them again.
+  const checked = await suiteFromExports("support-suite.ts", PATH, mod, {}, { checked: true });
+  assert.deepEqual(checked.cases.map((c) => c.name), ["a", "a", "b"]);
+  assert.equal(checked.fingerprint, suiteFingerprint(cases), "the same fingerprint as a full load's");
+  assert.equal(checked.evalSets?.size, 0);
+  // A problem of the suite's own settings is still one.
+  await assert.rejects(suiteFromExports("support-suite.ts", PATH, { default: defineSuite({ cases, defaultTimeout: -1 as never }) }, {}, { checked: true }), SuiteLoadError);
+});
