@@ -6,7 +6,10 @@ import type { RunFlags } from "./flag-types.ts";
 import type { ResolvedIO } from "./io.ts";
 import { inlineRunner, poolRunner } from "./local-runners.ts";
 import type { RunConfig } from "./config.ts";
-import type { PrestartedThreads } from "../../worker/pool/case-pool.ts";
+import type { PrestartedThreads, SuitePreload } from "../../worker/pool/case-pool.ts";
+import { isTypeScriptFile } from "../../shared/suite/typescript-loader.ts";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 
 /**
  * `evalfleet run` and `evalfleet list`: the config from the flags and the environment, the suite
@@ -31,5 +34,16 @@ export async function runLocal(command: "run" | "list", suiteArgument: string | 
 /** The run's worker threads, started with the shape its pool will have. */
 async function prestartThreads(config: RunConfig): Promise<PrestartedThreads> {
   const { PrestartedThreads, threadShape } = await import("../../worker/pool/case-pool.ts");
-  return PrestartedThreads.start(threadShape({ threads: config.poolThreads, concurrency: config.concurrency, threadMemoryMb: config.threadMemoryMb }));
+  return PrestartedThreads.start(threadShape({ threads: config.poolThreads, concurrency: config.concurrency, threadMemoryMb: config.threadMemoryMb }), plainSuitePreload(config.suiteFile!));
+}
+
+/**
+ * A plain JavaScript suite's module is known before this thread loads it (the file itself), so
+ * the threads import it at once, alongside this thread's load. A TypeScript suite is bundled by
+ * that load first (shared/suite/suite-bundle.ts): its threads import it on their first batch.
+ */
+function plainSuitePreload(file: string): SuitePreload | null {
+  if (isTypeScriptFile(file)) return null;
+  const path = resolve(file);
+  return { path, module: { url: pathToFileURL(path).href, loader: "node" } };
 }

@@ -86,6 +86,9 @@ export const ThreadCaseSchema = startUpSchema(() => zm.object({
 }));
 export type ThreadCase = z.infer<typeof ThreadCaseSchema>;
 
+/** A suite's module as shared/suite/suite.ts's `SuiteModule` says it. */
+const SuiteModuleSchema = () => zm.object({ url: zm.string().check(zm.minLength(1)), loader: zm.enum(["node", "bundle", "tsx"]), reason: zm.optional(zm.string()) });
+
 /**
  * Main thread -> worker thread, as one piscina task: run these cases of a suite file, all at once.
  * Cases the pool is asked for in the same turn of the event loop travel together: piscina's
@@ -98,7 +101,7 @@ export const ThreadBatchSchema = startUpSchema(() => zm.object({
   /** Absolute path of the suite file. */
   suitePath: zm.string().check(zm.minLength(1)),
   /** The module the pool's process imported for it (a bundled TypeScript suite), to import the same; absent: work it out. */
-  suiteModule: zm.optional(zm.object({ url: zm.string().check(zm.minLength(1)), loader: zm.enum(["node", "bundle", "tsx"]), reason: zm.optional(zm.string()) })),
+  suiteModule: zm.optional(SuiteModuleSchema()),
   /** The fingerprint the main thread loaded; the thread refuses a different suite. */
   fingerprint: zm.string().check(zm.length(64)),
   logLevel: zm.string(),
@@ -143,6 +146,12 @@ export const ThreadWorkerDataSchema = startUpSchema(() => zm.object({
    * one limiter for permits there (worker/pool/thread-limiter.ts). Absent: the thread limits alone.
    */
   limiterChannel: zm.optional(zm.string().check(zm.minLength(1))),
+  /**
+   * The suite the thread's batches will name, when its pool knows it as the thread starts: the
+   * thread imports it at once, while the main thread is still loading it too, rather than on its
+   * first batch. Absent: imported on the first batch.
+   */
+  preloadSuite: zm.optional(zm.object({ path: zm.string().check(zm.minLength(1)), module: SuiteModuleSchema() })),
 }));
 export type ThreadWorkerData = z.infer<typeof ThreadWorkerDataSchema>;
 

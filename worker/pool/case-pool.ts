@@ -83,7 +83,7 @@ export interface CasePoolOptions {
 }
 
 // The threads are started apart from the pool (prestarted-threads.ts): the CLI starts them while the suite loads.
-export { PrestartedThreads, threadEntry, threadExecArgv, threadShape, type ThreadShape } from "./prestarted-threads.ts";
+export { PrestartedThreads, threadEntry, threadExecArgv, threadShape, type SuitePreload, type ThreadShape } from "./prestarted-threads.ts";
 
 /** How long {@link CasePool.destroy} waits for threads to close their MCP clients, in milliseconds. */
 export const RESOURCE_CLOSE_TIMEOUT_MS = 10_000;
@@ -147,7 +147,7 @@ export class CasePool {
       logger: options.logger ?? silentLogger(),
       keepResponses: options.keepResponses ?? true,
     };
-    const started = options.prestarted?.adopt(shape) ?? PrestartedThreads.start(shape);
+    const started = options.prestarted?.adopt(shape) ?? PrestartedThreads.start(shape, options.suiteModule ? { path: options.suitePath, module: options.suiteModule } : null);
     this.#piscina = started.piscina;
     this.#channelName = started.controlChannel;
     this.#limiterChannel = started.limiterChannel;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Piscina } from "piscina";
 import type { ThreadWorkerData } from "../../shared/wire/thread.ts";
+import type { SuiteModule } from "../../shared/suite/suite.ts";
 import { packageFile } from "../../shared/runtime/package-files.ts";
 
 /**
@@ -27,6 +28,17 @@ export function threadShape(options: { threads: number; concurrency: number; thr
 }
 
 /**
+ * The suite a pool's threads import as they start, instead of on their first batch: its absolute
+ * path and the module to import (what the main thread's load has imported or will import; a
+ * plain JavaScript suite's is known before that load starts). Each thread then imports it while the
+ * main thread is still loading it and selecting cases.
+ */
+export interface SuitePreload {
+  path: string;
+  module: SuiteModule;
+}
+
+/**
  * A pool's worker threads, started before the pool itself: `evalfleet run` starts them as it
  * begins to load the suite, so the threads import evalfleet while the main thread imports the
  * suite (about a quarter of a second of the demo's start-up on two cores). Messages the threads
@@ -47,7 +59,7 @@ export class PrestartedThreads {
   };
   #adopted = false;
 
-  private constructor(shape: ThreadShape) {
+  private constructor(shape: ThreadShape, preload: SuitePreload | null) {
     this.#shape = shape;
     this.piscina = new Piscina({
       filename: threadEntry(),
@@ -60,7 +72,7 @@ export class PrestartedThreads {
       // Threads load tsx themselves; inheriting --import tsx as well would register it twice.
       execArgv: threadExecArgv(process.execArgv),
       // Threads open the control channel as they start, before their first task (see thread.ts).
-      workerData: { controlChannel: this.controlChannel, limiterChannel: this.limiterChannel } satisfies ThreadWorkerData,
+      workerData: { controlChannel: this.controlChannel, limiterChannel: this.limiterChannel, ...(preload ? { preloadSuite: preload } : {}) } satisfies ThreadWorkerData,
       ...(shape.threadMemoryMb ? { resourceLimits: { maxOldGenerationSizeMb: shape.threadMemoryMb } } : {}),
     });
     this.piscina.on("message", this.#keep);
@@ -68,9 +80,13 @@ export class PrestartedThreads {
     this.piscina.on("error", () => undefined);
   }
 
-  /** Starts `shape.threads` threads now. */
-  static start(shape: ThreadShape): PrestartedThreads {
-    return new PrestartedThreads(shape);
+  /**
+   * Starts `shape.threads` threads now.
+   *
+   * @param preload the suite the threads import as soon as they start (see {@link SuitePreload}); default none.
+   */
+  static start(shape: ThreadShape, preload: SuitePreload | null = null): PrestartedThreads {
+    return new PrestartedThreads(shape, preload);
   }
 
   /** These threads, for a pool of `shape`; null (and the threads stopped) when they were started otherwise. */

@@ -3,7 +3,7 @@ import "./child-processes.ts";
 import { BroadcastChannel, parentPort, threadId, workerData } from "node:worker_threads";
 import { ErrorCode, EvalfleetError, toErrorInfo } from "../../shared/errors.ts";
 import { createLogger, type Logger } from "../../shared/logger.ts";
-import { loadSuite, type LoadedSuite } from "../../shared/suite/suite.ts";
+import { loadSuite, type LoadedSuite, type SuiteModule } from "../../shared/suite/suite.ts";
 import type { CaseResult } from "../../shared/result/result.ts";
 import { parseThreadBatch, ThreadBroadcastSchema, ThreadWorkerDataSchema, type ThreadBatch, type ThreadBatchReply, type ThreadBroadcastReply, type ThreadCase, type ThreadMessage, type ThreadReply } from "../../shared/wire/thread.ts";
 import { notStartedResult, runCase } from "../runtime/lifecycle.ts";
@@ -31,7 +31,29 @@ import type { RunOutput } from "../../shared/case/agent.ts";
  * pool's BroadcastChannel.
  */
 
-const suites = new Map<string, Promise<LoadedSuite>>();
+/** The suites this thread imported (or is importing), by path, with the module each was imported from. */
+const suites = new Map<string, { module: SuiteModule | null; loaded: Promise<LoadedSuite> }>();
+
+/**
+ * The suite at `path` as this thread loaded it, imported on first use (or as the thread started:
+ * `preloadSuite`). A thread's load is a checked one: the process that dispatches the cases has
+ * run the checks across them, so the thread only imports the file, lists its cases and
+ * fingerprints them (compared with each batch's). A suite preloaded from another module than the
+ * batch names is imported again.
+ */
+function threadSuite(path: string, module: SuiteModule | null): Promise<LoadedSuite> {
+  const known = suites.get(path);
+  if (known && (module === null || known.module?.url === module.url)) return known.loaded;
+  // The thread redacts the credential shapes its suite says (a thread serves one suite's runs).
+  const loaded = loadSuite(path, { module, checked: true }).then((s) => {
+    useSuiteRedactShapes(s.redactShapes);
+    return s;
+  });
+  // A preload that fails is reported by the batch that awaits it, not as an unhandled rejection.
+  loaded.catch(() => undefined);
+  suites.set(path, { module, loaded });
+  return loaded;
+}
 let logger: Logger | undefined;
 /** The MCP clients this thread connected, per suite file, and the warnings not yet reported. */
 const mcpSessions = new Map<string, { session: McpSession; warnings: string[] }>();
@@ -101,6 +123,10 @@ export function startThread(options: { afterFirstBatch?: () => void } = {}): voi
   if (startup.data.limiterChannel) installProcessLimiter(new ThreadLimiter(startup.data.limiterChannel));
   const ready: ThreadMessage = { kind: "ready", taskId: -1, threadId, beacon: startBeacon() };
   parentPort?.postMessage(ready);
+  // After `ready`: the import runs while the pool waits for its first batch, not before the
+  // watchdog has this thread's beacon.
+  const preload = startup.data.preloadSuite;
+  if (preload) void threadSuite(preload.path, preload.module);
 }
 
 /**
@@ -215,16 +241,7 @@ async function runThreadCase(batch: ThreadBatch, task: ThreadCase): Promise<Thre
   // What this thread holds and has to report, whatever the outcome (see ThreadReplySchema).
   let extras: Pick<ThreadReply, "resources" | "warnings"> = {};
   try {
-    let pending = suites.get(batch.suitePath);
-    if (!pending) {
-      // The thread redacts the credential shapes its suite says (a thread serves one suite's runs).
-      pending = loadSuite(batch.suitePath, { module: batch.suiteModule ?? null }).then((s) => {
-        useSuiteRedactShapes(s.redactShapes);
-        return s;
-      });
-      suites.set(batch.suitePath, pending);
-    }
-    const suite = await pending;
+    const suite = await threadSuite(batch.suitePath, batch.suiteModule ?? null);
     if (suite.fingerprint !== batch.fingerprint) {
       throw new EvalfleetError(ErrorCode.SuiteMismatch, `suite ${batch.suitePath} changed since the run started (fingerprint ${suite.fingerprint.slice(0, 12)}, expected ${batch.fingerprint.slice(0, 12)})`);
     }
