@@ -41,6 +41,9 @@ export async function scheduleRun(suite: LoadedSuite, selected: readonly Selecte
       warn(`warning: cannot read the recorded durations of suite '${suite.name}' (${errorMessage(err)}): cases start in declaration order`);
     }
   }
+  // No recorded durations: every order but a random one is the declared order, and there is no
+  // ETA. Said before any per-case work: a run without a store pays nothing for the schedule.
+  if (history.size === 0 && settings.order.kind !== "random") return { started: inDeclaredOrder(selected), eta: null, note: null };
   const expected = expectations(selected, settings, history);
   const started = orderCases(selected, settings.order, (s) => expected.get(s.index)!);
   const known = [...expected.values()].some((e) => e.fromHistory);
@@ -53,6 +56,14 @@ export async function scheduleRun(suite: LoadedSuite, selected: readonly Selecte
         ? `order: longest first from the recorded durations (${selected.length - [...expected.values()].filter((e) => e.fromHistory).length} of ${selected.length} cases without history go by their timeout)`
         : null;
   return { started, eta, note };
+}
+
+/** `selected` by declaration index: as it is when it is in that order already (selection keeps it). */
+function inDeclaredOrder(selected: readonly SelectedCase[]): SelectedCase[] {
+  for (let i = 1; i < selected.length; i++) {
+    if (selected[i - 1]!.index > selected[i]!.index) return [...selected].sort((a, b) => a.index - b.index);
+  }
+  return [...selected];
 }
 
 function expectations(selected: readonly SelectedCase[], settings: RunSettings, history: CaseHistory): Map<number, CaseExpectation> {
