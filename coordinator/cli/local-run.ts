@@ -34,7 +34,9 @@ export async function runLocal(command: "run" | "list", suiteArgument: string | 
 /** The run's worker threads, started with the shape its pool will have. */
 async function prestartThreads(config: RunConfig): Promise<PrestartedThreads> {
   const { PrestartedThreads, threadShape } = await import("../../worker/pool/case-pool.ts");
-  return PrestartedThreads.start(threadShape({ threads: config.poolThreads, concurrency: config.concurrency, threadMemoryMb: config.threadMemoryMb }), plainSuitePreload(config.suiteFile!));
+  // `--list` and `--estimate` run no case: their threads are not worth a suite import each.
+  const runsCases = !config.list && config.estimate === null;
+  return PrestartedThreads.start(threadShape({ threads: config.poolThreads, concurrency: config.concurrency, threadMemoryMb: config.threadMemoryMb }), runsCases ? plainSuitePreload(config.suiteFile!) : null);
 }
 
 /**
