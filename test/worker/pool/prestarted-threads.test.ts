@@ -50,3 +50,15 @@ test("threads started with a preload import the suite before their first batch, 
     await pool.destroy();
   }
 });
+
+test("a pool that starts its own threads preloads its suite when it is given the suite's module (a worker process's, runSuiteLocal's)", async () => {
+  const before = threadImports().length;
+  const pool = new CasePool({ suitePath: suite.path, suiteModule: suite.module ?? null, fingerprint: suite.fingerprint, threads: 1, concurrency: 4, graceMs: 5000, logLevel: "warn" });
+  try {
+    const deadline = Date.now() + 60_000;
+    while (threadImports().length < before + 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(threadImports().length, before + 1, "the pool's thread imported the suite without a batch");
+  } finally {
+    await pool.destroy();
+  }
+});
