@@ -47,6 +47,10 @@ export function toJUnitXml(result: SuiteResult, suiteNameGiven: string, timestam
     ["score_value_mean", stats.scoreValue?.mean ?? null],
     ["score_value_ci_low", stats.scoreValue?.interval[0] ?? null],
     ["score_value_ci_high", stats.scoreValue?.interval[1] ?? null],
+    // Adaptive repeats (--repeat MIN..MAX): what the run spent and saved.
+    ["trials_spent", suite.adaptiveRepeats?.trialsSpent ?? null],
+    ["trials_saved", suite.adaptiveRepeats?.trialsSaved ?? null],
+    ["undecided_cases", suite.adaptiveRepeats?.undecidedCases ?? null],
   ];
   for (const [key, value] of statProps) if (value !== null) props.ele("property", { name: key, value: String(value) });
   for (const r of results) {
@@ -59,6 +63,10 @@ export function toJUnitXml(result: SuiteResult, suiteNameGiven: string, timestam
       caseProps.ele("property", { name: "pass_rate_ci_low", value: String(ci[0]) });
       caseProps.ele("property", { name: "pass_rate_ci_high", value: String(ci[1]) });
       caseProps.ele("property", { name: "case_pass_rate", value: String(r.casePassRate ?? 1) });
+      if (r.adaptive) {
+        caseProps.ele("property", { name: "decided", value: String(r.adaptive.decided) });
+        caseProps.ele("property", { name: "adaptive_stop", value: r.adaptive.stop });
+      }
     }
     if (r.skipped) {
       tc.ele("skipped", { message: clean(r.error ?? "skipped") });

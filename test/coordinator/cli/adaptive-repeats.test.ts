@@ -6,7 +6,7 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Case, cli, runCases, type Agent } from "../../../index.ts";
 import { MemoryStream } from "../../support/doubles.ts";
 
@@ -17,18 +17,25 @@ function agent(passes: (call: number) => boolean): Agent {
 }
 const kase = (name: string, passes: (call: number) => boolean): Case => new Case({ name, agent: agent(passes), input: "q", expectedOutput: "right" });
 
-async function run(cases: readonly Case[], argv: string[]): Promise<{ code: number; stdout: string; stderr: string; report: any }> {
+async function run(cases: readonly Case[], argv: string[]): Promise<{ code: number; stdout: string; stderr: string; report: any; junit: string }> {
   const stdout = new MemoryStream();
   const stderr = new MemoryStream();
   const json = join(mkdtempSync(join(tmpdir(), "evalfleet-adaptive-")), "report.json");
-  const code = await cli(cases, { argv: [...argv, "--json-output", json], stdout, stderr, handleSignals: false });
+  const junit = join(dirname(json), "junit.xml");
+  const code = await cli(cases, { argv: [...argv, "--json-output", json, "--junit", junit], stdout, stderr, handleSignals: false });
   let report: any = null;
   try {
     report = JSON.parse(readFileSync(json, "utf8"));
   } catch {
     // a usage error writes no report
   }
-  return { code, stdout: stdout.text, stderr: stderr.text, report };
+  let xml = "";
+  try {
+    xml = readFileSync(junit, "utf8");
+  } catch {
+    // no report either
+  }
+  return { code, stdout: stdout.text, stderr: stderr.text, report, junit: xml };
 }
 
 describe("--repeat MIN..MAX", () => {
@@ -46,6 +53,9 @@ describe("--repeat MIN..MAX", () => {
     assert.equal(r.report.summary.repeat, 3);
     assert.equal(r.report.summary.tokens.total, 900, "every trial's tokens count");
     assert.match(r.stdout, /adaptive repeats 3\.\.20: 9 trials run of 40 \(31 saved, 77\.5%\)/);
+    assert.match(r.junit, /<property name="trials_spent" value="9"\/>/);
+    assert.match(r.junit, /<property name="trials_saved" value="31"\/>/);
+    assert.match(r.junit, /<testcase name="sure"[^>]*>\s*<properties>[\s\S]*?<property name="decided" value="true"\/>\s*<property name="adaptive_stop" value="cleared"\/>/);
   });
 
   test("a case still around its rule at MAX is judged on its point estimate and marked undecided", async () => {
