@@ -96,6 +96,8 @@ export interface RateLimitScript {
 export interface RateLimitLog {
   admitted: number[];
   refused: number[];
+  /** Every request the limit judged, in arrival order: when (epoch ms), whether refused, and its last user message (to tell whose it was). */
+  seen: Array<{ at: number; refused: boolean; text: string }>;
 }
 
 /** A handler that picks the reply from the request. */
@@ -140,18 +142,19 @@ export async function startScriptedOpenAI(): Promise<ScriptedOpenAIServer> {
   let callCounter = 0;
   let completionCounter = 0;
   let rateLimit: RateLimitScript | null = null;
-  const rateLog: RateLimitLog = { admitted: [], refused: [] };
+  const rateLog: RateLimitLog = { admitted: [], refused: [], seen: [] };
   /** Times of the admitted requests inside the window (a sliding log). */
   let windowLog: number[] = [];
 
   /** Applies the rate limit to a request that just arrived: the headers to send, and whether it is refused. */
-  const admit = (): { refused: boolean; headers: Record<string, string>; delayMs: number } => {
+  const admit = (text: string): { refused: boolean; headers: Record<string, string>; delayMs: number } => {
     if (!rateLimit) return { refused: false, headers: {}, delayMs: 0 };
     const now = Date.now();
     const { windowMs, lowerTo } = rateLimit;
     const limit = lowerTo && rateLog.admitted.length >= lowerTo.afterAdmitted ? lowerTo.requests : rateLimit.requests;
     windowLog = windowLog.filter((t) => t > now - windowMs);
     const refused = windowLog.length >= limit;
+    rateLog.seen.push({ at: now, refused, text });
     if (refused) rateLog.refused.push(now);
     else {
       windowLog.push(now);
@@ -196,7 +199,7 @@ export async function startScriptedOpenAI(): Promise<ScriptedOpenAIServer> {
         notify();
       }
     });
-    const limited = admit();
+    const limited = admit(recorded.lastUserText);
     if (limited.refused) {
       res.writeHead(429, { "content-type": "application/json", ...limited.headers });
       finished = true;
@@ -301,6 +304,7 @@ export async function startScriptedOpenAI(): Promise<ScriptedOpenAIServer> {
       windowLog = [];
       rateLog.admitted.length = 0;
       rateLog.refused.length = 0;
+      rateLog.seen.length = 0;
     },
     rateLog,
     handle: (h) => void (handler = h),
