@@ -150,7 +150,7 @@ export function threadExecArgv(parent: readonly string[]): string[] {
     if (a === "--conditions" || a === "-C") {
       if (parent[i + 1] !== undefined) keep.push(a, parent[i + 1]!);
       i++;
-    } else if (/^(--conditions=|-C=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--trace-warnings$|--experimental-)/.test(a)) {
+    } else if (/^(--conditions=|-C=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--trace-warnings$|--experimental-|--cpu-prof)/.test(a)) {
       keep.push(a);
     } else if ((a === "--import" || a === "--require" || a === "-r" || a === "--loader") && parent[i + 1] !== undefined) {
       i++; // a preload of the parent (tsx, a tracer) is not the thread's business

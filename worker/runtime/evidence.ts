@@ -1,5 +1,6 @@
 import { inspect } from "node:util";
 import type { RunOutput } from "../../shared/case/agent.ts";
+import { plainCopy } from "./plain-copy.ts";
 
 /**
  * Evidence extraction from a final output (spec E6, E7). Pure; no I/O.
@@ -75,6 +76,9 @@ export function toolsCalled(output: RunOutput): string[] {
  * thread boundary): functions, symbols and cycles are dropped, class instances become plain objects.
  */
 export function toPlainData<T>(value: T): T {
+  // Plain data (most responses, every score detail) is copied directly: the same copy, cheaper.
+  const copy = plainCopy(value);
+  if (copy !== undefined) return copy;
   try {
     return JSON.parse(safeStringify(value)) as T;
   } catch {
