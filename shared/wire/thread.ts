@@ -3,6 +3,7 @@ import * as z from "zod";
 import * as zm from "zod/mini";
 import { ErrorInfoSchema } from "../errors.ts";
 import { CaseCommitSchema, CaseResultDataSchema } from "./result-data.ts";
+import { plainlyValidBatch } from "./thread-batch-check.ts";
 import { versionMismatch } from "./protocol.ts";
 import { SCORING_METHODS } from "../datasets/scoring-methods.ts";
 import { lazySchema } from "../runtime/lazy-schema.ts";
@@ -119,6 +120,8 @@ export type ThreadBatch = z.infer<typeof ThreadBatchSchema>;
 export function parseThreadBatch(raw: unknown): { ok: true; batch: ThreadBatch } | { ok: false; why: string } {
   const mismatch = versionMismatch(raw, { ours: THREAD_PROTOCOL, what: "thread task", who: "thread", protocol: "thread protocol", field: "protocol" });
   if (mismatch !== null) return { ok: false, why: mismatch };
+  // The common batch is checked in plain code; the schema checks the rest and words the error.
+  if (plainlyValidBatch(raw, THREAD_PROTOCOL)) return { ok: true, batch: raw as ThreadBatch };
   const parsed = ThreadBatchSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, why: `invalid thread task: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}` };
   return { ok: true, batch: parsed.data };
