@@ -76,10 +76,11 @@ export function toolsCalled(output: RunOutput): string[] {
  * thread boundary): functions, symbols and cycles are dropped, class instances become plain objects.
  */
 export function toPlainData<T>(value: T): T {
-  // Plain data (most responses, every score detail) is copied directly: the same copy, cheaper.
-  const copy = plainCopy(value);
-  if (copy !== undefined) return copy;
   try {
+    // Plain data (most responses, every score detail) is copied directly: the same copy, cheaper.
+    // Inside the try: a getter that throws gives null, as the round trip does.
+    const copy = plainCopy(value);
+    if (copy !== undefined) return copy;
     return JSON.parse(safeStringify(value)) as T;
   } catch {
     return null as T;

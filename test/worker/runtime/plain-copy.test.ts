@@ -64,6 +64,8 @@ describe("plainCopy", () => {
     // The fallback gives what it gave before: functions, undefined and cycles dropped, classes plain.
     assert.deepEqual(toPlainData({ f: () => 1, u: undefined, box: new Box(), d: new Date(0), n: NaN, big: 10n }), { box: { v: 1 }, d: "1970-01-01T00:00:00.000Z", n: null, big: "10" });
     assert.deepEqual(toPlainData(cycle), { a: 1 });
+    const throwing = Object.defineProperty({}, "boom", { enumerable: true, get: () => { throw new Error("no"); } });
+    assert.equal(toPlainData(throwing), null, "a getter that throws: null, as before");
   });
 
   test("deep or large values go the JSON way (bounded work), with the same result", () => {
