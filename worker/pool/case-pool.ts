@@ -7,6 +7,7 @@ import { endProcessTrees, type TrackedProcess } from "../../shared/process/proce
 import { notStartedResult } from "../runtime/lifecycle.ts";
 import type { ResponseStore } from "../models/response-cache.ts";
 import { ThreadBroadcastReplySchema, ThreadMessageSchema, type ThreadBroadcast, type ThreadMessage, type ThreadReply } from "../../shared/wire/thread.ts";
+import { plainlyValidThreadMessage } from "../../shared/wire/thread-message-check.ts";
 import { CaseAttempt, hookBounds, type AttemptPool } from "./attempt.ts";
 import { crashedResult, rerunsExhaustedResult, terminatedResult, threadErrorResult } from "./attempt-results.ts";
 import { CaseBatcher } from "./batching.ts";
@@ -320,12 +321,17 @@ export class CasePool {
   }
 
   #onThreadMessage(raw: unknown): void {
-    const parsed = ThreadMessageSchema.safeParse(raw);
-    if (!parsed.success) {
-      this.#options.logger.warn("ignored a malformed message from a worker thread");
-      return;
+    // A case's phase and its common reply are checked in plain code (shared/wire/thread-message-check.ts); the schema checks the rest.
+    let message: ThreadMessage;
+    if (plainlyValidThreadMessage(raw)) message = raw as ThreadMessage;
+    else {
+      const parsed = ThreadMessageSchema.safeParse(raw);
+      if (!parsed.success) {
+        this.#options.logger.warn("ignored a malformed message from a worker thread");
+        return;
+      }
+      message = parsed.data;
     }
-    const message: ThreadMessage = parsed.data;
     if (message.kind === "ready") {
       this.#beacons.set(message.threadId, message.beacon);
       for (const taskId of this.#attemptPool.cancelledUnstarted) this.#broadcast({ kind: "cancel", taskId });
