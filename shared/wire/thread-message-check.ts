@@ -20,7 +20,7 @@ const KINDS: ReadonlySet<unknown> = new Set(ERROR_KINDS);
 const RESULT_KEYS: ReadonlySet<string> = new Set([
   "name", "tags", "agentId", "teamId", "sessionId", "durationSeconds", "judgePassed", "judgeReason", "judgeScore", "reliabilityPassed",
   "output", "toolsCalled", "timedOut", "skipped", "error", "errorKind", "attempts", "worker", "response", "score", "index",
-  "reliability", "expectations", "repeats", "usage", "runStatus", "caseId", "metadata", "phaseSeconds", "transcript", "modelCache", "casePassRate",
+  "reliability", "expectations", "repeats", "usage", "runStatus", "caseId", "metadata", "phaseSeconds", "transcript", "modelCache", "casePassRate", "adaptive",
 ]);
 /** The keys the schema requires (the rest are nullish). */
 const REQUIRED_RESULT_KEYS = [
@@ -28,7 +28,7 @@ const REQUIRED_RESULT_KEYS = [
   "output", "toolsCalled", "timedOut", "skipped", "error", "attempts", "worker", "response", "score", "index", "reliability",
 ] as const;
 /** Nullish fields whose value, in the common shape, is absent or null (`reliability`, merely nullable, must be null). */
-const ABSENT_IN_COMMON = ["expectations", "repeats", "usage", "metadata", "phaseSeconds", "transcript", "modelCache"] as const;
+const ABSENT_IN_COMMON = ["expectations", "repeats", "usage", "metadata", "phaseSeconds", "transcript", "modelCache", "adaptive"] as const;
 
 const finite = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const int = (v: unknown): boolean => Number.isSafeInteger(v);
