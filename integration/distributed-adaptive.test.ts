@@ -86,7 +86,7 @@ describe("adaptive repeats over the fleet (real processes)", () => {
     }
   });
 
-  test("coordinator resume keeps MAX, the stopping confidence and --case-pass-rate; status counts the later trials", async () => {
+  test("coordinator resume keeps MAX, the stopping confidence, --case-pass-rate and --confidence; status counts the later trials", async () => {
     const dir = mkdtempSync(join(tmpdir(), "evalfleet-adaptive-resume-"));
     const runId = "adaptive-resume-1";
     const env = { NATS_URL: nats.url, EVALFLEET_TEST_DIR: dir, EVALFLEET_CASE_MS: "50" };
@@ -97,7 +97,7 @@ describe("adaptive repeats over the fleet (real processes)", () => {
       return JSON.parse(r.stdout);
     };
     // No worker yet: the first coordinator publishes MIN trials of each case, then dies.
-    const first = evalfleet(["coordinator", "run", COINS, "--run-id", runId, "--repeat", "3..12", "--case-pass-rate", "0.8"], env);
+    const first = evalfleet(["coordinator", "run", COINS, "--run-id", runId, "--repeat", "3..12", "--case-pass-rate", "0.8", "--confidence", "0.9"], env);
     await waitFor(async () => (await status().catch(() => ({ queued: 0 }))).queued === 24, "the 8 x 3 first trials queued", 60_000);
     first.child.kill("SIGKILL");
     await exitOf(first, "the killed coordinator");
@@ -111,6 +111,7 @@ describe("adaptive repeats over the fleet (real processes)", () => {
     for (const w of workers) assert.equal((await exitOf(w, "a worker")).code, 0);
     const json = readJson(report);
     assert.equal(json.summary.case_pass_rate, 0.8, "the run's rule, not the default 1");
+    assert.equal(json.summary.confidence, 0.9, "the run's confidence, not the default 0.95");
     assert.equal(json.summary.adaptive_repeats.max, 12);
     for (const x of json.cases as CaseJSON[]) {
       if (x.name.startsWith("sure_")) {

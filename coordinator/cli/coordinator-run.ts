@@ -100,7 +100,7 @@ function distributedRunner(suite: LoadedSuite, config: RunConfig, io: ResolvedIO
       evalFunctions: st.evalFunctions,
       // A resumed run keeps its manifest's rule unless --case-pass-rate is given.
       casePassRate: resumeRunId ? (config.casePassRate ?? undefined) : st.casePassRate,
-      confidence: st.confidence,
+      confidence: resumeRunId ? (config.confidence ?? undefined) : st.confidence,
       // A resumed run keeps what its manifest recorded (repeat, retries, limits, pass threshold)
       // unless the flags say otherwise: the compiled defaults would overwrite them.
       ...(resumeRunId

@@ -400,6 +400,8 @@ export class DistributedRun {
     }
     const lost = this.#lostCases?.count ?? 0;
     const incomplete = this.#incomplete ?? (cancelled ? `run cancelled: ${this.#cancelReason}` : lost > 0 ? `${lost} case(s) lost after all deliveries` : null);
+    // A resumed run reports at the confidence it was started with, unless --confidence says otherwise.
+    const confidence = this.#o.confidence ?? this.#resumeManifest?.confidence ?? undefined;
     if (aborted) this.#log.info({ case: this.#abortedAfter }, SUITE_ABORTED_REASON);
     return {
       runId: this.#runId,
@@ -413,7 +415,7 @@ export class DistributedRun {
         repeat: this.#policy.repeat,
         repeatMax: this.#policy.repeatMax,
         casePassRate: this.#o.casePassRate ?? this.#resumeManifest?.casePassRate ?? null,
-        ...(this.#o.confidence === undefined ? {} : { confidence: this.#o.confidence }),
+        ...(confidence === undefined ? {} : { confidence }),
       }),
     };
   }

@@ -62,6 +62,8 @@ export interface ManifestSettings {
   repeat?: number;
   /** The pass rule of a repeated case that sets none (`--case-pass-rate`); null: the suite's was compiled in by the caller, else every trial. */
   casePassRate?: number | null;
+  /** The confidence of the report's intervals (`--confidence`). Default: the statistics' (0.95). */
+  confidence?: number;
   /** MAX of adaptive repeats (`--repeat MIN..MAX`). Default: `repeat`, a fixed repeat. */
   repeatMax?: number | null;
   /** Retries of a case whose failure is `infra` (`--retries`). Default 0. */
@@ -120,6 +122,7 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
     repeat: checkRepeat(settings.repeat),
     ...adaptiveFields(settings, bounds.adaptiveConfidence),
     casePassRate: settings.casePassRate ?? null,
+    confidence: settings.confidence ?? null,
     retries: settings.retries ?? 0,
     limits: settings.limits ?? suite.limits ?? {},
     startGate: hasBudget(settings.budget),

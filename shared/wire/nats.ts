@@ -105,6 +105,8 @@ export const RunManifestSchema = lazySchema(() => z.object({
   repeatMax: z.number().int().positive().nullable().default(null),
   /** The pass rule of a repeated case that sets none (`--case-pass-rate`), kept so `resume` judges cases the same way. Null: every trial. */
   casePassRate: z.number().min(0).max(1).nullable().default(null),
+  /** The confidence of the report's intervals (`--confidence`), kept so `resume` reports the same intervals. Null: the default (an older manifest). */
+  confidence: z.number().gt(0).lt(1).nullable().default(null),
   /** The stopping interval's confidence of adaptive repeats, kept so `resume` stops cases the same way. Null: not adaptive. */
   adaptiveConfidence: z.number().gt(0).lt(1).nullable().default(null),
   /** The run-level pass threshold (0-1) the exit code follows, or null; kept so `resume` decides the same way. */

@@ -25,6 +25,7 @@ const manifest: RunManifest = {
   repeatMax: null,
   adaptiveConfidence: null,
   casePassRate: null,
+  confidence: null,
   retries: 0,
   limits: {},
   startGate: false,
