@@ -2,6 +2,9 @@ import type { ConsumerMessages } from "@nats-io/jetstream";
 import { applyCasePassRule, casePassRateOf } from "../../shared/trials/case-pass-rule.ts";
 import { aggregateRepeats } from "../../shared/trials/fold-repeats.ts";
 import { adaptiveMark, adaptiveStep, type AdaptiveRule } from "../../shared/trials/adaptive-repeats.ts";
+import { passedOf, type AdaptiveCollecting } from "./adaptive-collecting.ts";
+
+export type { AdaptiveCollecting } from "./adaptive-collecting.ts";
 import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/providers/prices.ts";
 import type { RunEvent } from "../../shared/case/agent.ts";
 import type { Broker } from "../../shared/broker/setup.ts";
@@ -79,14 +82,6 @@ export interface RunCollectorOptions {
   adaptive?: AdaptiveCollecting | null;
   /** Told of the trials adaptive repeats planned, to publish them. */
   onMore?: (deliveries: Delivery[]) => void;
-}
-
-/** Adaptive repeats as the collector plans them. */
-export interface AdaptiveCollecting {
-  max: number;
-  confidence: number;
-  /** How many of the `wanted` trials of a case's next batch may run (its trials so far given). */
-  trialsAllowed: (trials: readonly CaseResult[], wanted: number) => number;
 }
 
 /** Accepts the first result per trial of a selected case, from the stream, from events, and from loss records. */
@@ -316,7 +311,10 @@ export class RunCollector {
     result.usage = priceUsage(result.usage, this.#prices);
     const sel = this.#results.selectedAt(result.index);
     // Before the ledger folds it: a repeated case's folded result is built from its trials' values.
-    if (sel && sel.case.name === result.name) this.#share(result, sel);
+    if (sel && sel.case.name === result.name) {
+      this.#share(result, sel);
+      this.#adoptLater(sel, trial);
+    }
     const outcome = this.#ledger.record(trial, result, this.#done);
     if (outcome.kind !== "accepted") {
       if (outcome.kind === "unknown") this.#log.warn({ index: result.index, name: result.name, trial }, `ignoring a ${source} for an unknown case or trial`);
@@ -365,6 +363,19 @@ export class RunCollector {
     // Published after this result is recorded (the new trials are planned already).
     queueMicrotask(() => this.#onMore?.(next));
     return false;
+  }
+
+  /**
+   * A result for a trial past an adaptive case's plan: a batch an earlier coordinator of this run
+   * planned and published (a resumed run replays its results before it re-plans). The result
+   * proved its delivery (its token is the run's for that trial), so the plan is extended to it
+   * rather than the result ignored.
+   */
+  #adoptLater(sel: SelectedCase, trial: number): void {
+    const a = this.#adaptive;
+    if (!a || !Number.isInteger(trial) || trial > a.max || this.#ledger.isFolded(sel.index)) return;
+    const planned = this.#ledger.planned(sel.index);
+    if (trial > planned) this.#ledger.extend(sel.index, trial - planned);
   }
 
   /** The adaptive rule of a case (its own pass rule, else the run's), or null for a fixed repeat. */
@@ -429,11 +440,4 @@ export class RunCollector {
     }
     return results;
   }
-}
-
-/** Trials that passed. */
-function passedOf(trials: readonly CaseResult[]): number {
-  let n = 0;
-  for (const t of trials) if (t.passed) n++;
-  return n;
 }

@@ -222,9 +222,7 @@ describe("RunCollector: adaptive repeats (--repeat MIN..MAX)", () => {
     for (const t of [2, 1, 3]) c.accept(trial(0, true), "test", t);
     await tick();
     assert.deepEqual(planned, [{ index: 0, trial: 4 }, { index: 0, trial: 5 }, { index: 0, trial: 6 }], "3 of 3 needs 3 more to clear 0.8 at 75%");
-    assert.equal(c.isPlanned(0, 7), false);
-    c.accept(trial(0, true), "test", 7);
-    assert.equal(c.hasTrial(0, 7), false, "a trial never planned is not accepted");
+    assert.equal(c.isPlanned(0, 7), false, "only the batch the rule asked for is planned");
     for (const t of [6, 4, 5]) c.accept(trial(0, true), "test", t);
     await tick();
     assert.equal(planned.length, 3, "no more once cleared");
@@ -245,6 +243,19 @@ describe("RunCollector: adaptive repeats (--repeat MIN..MAX)", () => {
     await tick();
     assert.deepEqual(stopped.planned, []);
     assert.deepEqual(stopped.ended[0]!.adaptive, { decided: false, stop: "stopped" });
+  });
+
+  test("a result for a trial past the plan (a resumed run replaying an earlier coordinator's batch) extends the plan, up to MAX", async () => {
+    const { c, planned, ended, trial } = adaptive();
+    c.accept(trial(0, true), "test", 5);
+    assert.equal(c.hasTrial(0, 5), true, "accepted, not ignored");
+    c.accept(trial(0, true), "test", 21);
+    assert.equal(c.hasTrial(0, 21), false, "past MAX is never a trial");
+    for (const t of [1, 2, 3, 4]) c.accept(trial(0, true), "test", t);
+    await tick();
+    assert.deepEqual(planned, [{ index: 0, trial: 6 }], "5 of 5 in: one more clears the rule; trials 4 and 5 are not published again");
+    c.accept(trial(0, true), "test", 6);
+    assert.deepEqual(ended[0]!.repeats!.map((r) => r.repeat), [1, 2, 3, 4, 5, 6]);
   });
 
   test("a budget's share: only the trials allowed are planned", async () => {

@@ -1,0 +1,21 @@
+import type { CaseResult } from "../../shared/result/result.ts";
+
+/**
+ * Adaptive repeats (`--repeat MIN..MAX`) as a distributed run's collector plans them
+ * (collect.ts): what it is told, and how it counts a case's passes. Pure; no I/O.
+ */
+
+/** Adaptive repeats as the collector plans them. */
+export interface AdaptiveCollecting {
+  max: number;
+  confidence: number;
+  /** How many of the `wanted` trials of a case's next batch may run (its trials so far given). */
+  trialsAllowed: (trials: readonly CaseResult[], wanted: number) => number;
+}
+
+/** Trials that passed. */
+export function passedOf(trials: readonly CaseResult[]): number {
+  let n = 0;
+  for (const t of trials) if (t.passed) n++;
+  return n;
+}
