@@ -293,6 +293,10 @@ export function caseResultOf(r: CaseRecord): CaseResult {
   // rate's interval, pass^k) are computed from them as the run computed them.
   if (r.report?.repeats && r.report.repeats.length > 0) result.repeats = r.report.repeats.map(repeatFromJSON);
   result.casePassRate = r.report?.case_pass_rate ?? null;
+  // Adaptive repeats' mark, as recorded (absent before them).
+  const decided = r.report?.decided;
+  const stop = r.report?.adaptive_stop;
+  if (typeof decided === "boolean" && typeof stop === "string") result.adaptive = { decided, stop };
   // The verdict as recorded: a later evalfleet may compute `passed` from checks this record predates.
   Object.defineProperty(result, "passed", { value: r.passed, enumerable: false });
   return result;
@@ -308,6 +312,7 @@ export function suiteOf(run: RunRecord, cases: readonly CaseRecord[]): SuiteResu
     durationSeconds: run.durationSeconds ?? 0,
     cancelled: run.status === "cancelled",
     ...(typeof s.repeat === "number" && Number.isInteger(s.repeat) && s.repeat >= 1 ? { repeat: s.repeat } : {}),
+    ...adaptiveMaxOf(s.adaptive_repeats),
     ...(confidence === undefined ? {} : { confidence }),
     casePassRate: typeof s.case_pass_rate === "number" ? s.case_pass_rate : null,
   });
@@ -410,4 +415,10 @@ function jsonText(value: unknown): string {
 /** Cuts text already passed through `safeText` (a cut before it could leave a piece of a secret). */
 function cut(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}\u2026` : s;
+}
+
+/** MAX of a recorded adaptive run, from its summary's `adaptive_repeats` (nothing for a fixed repeat or an older run). */
+function adaptiveMaxOf(a: unknown): { repeatMax?: number } {
+  const max = a && typeof a === "object" ? (a as { max?: unknown }).max : undefined;
+  return typeof max === "number" && Number.isInteger(max) && max >= 1 ? { repeatMax: max } : {};
 }

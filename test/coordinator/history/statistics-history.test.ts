@@ -69,4 +69,24 @@ describe("statistics in the results store", () => {
     assert.ok(html.includes(`87.5% [${pct(low)}, ${pct(high)}]`), "the interval's value");
     assert.ok(html.includes("pass^4") && html.includes("50.0%"), "pass^k");
   });
+
+  test("an adaptive run's trials spent and saved and its undecided cases: stored, and printed again by show", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalfleet-stats-adaptive-"));
+    const db = `sqlite:${join(dir, "r.db")}`;
+    const json = join(dir, "report.json");
+    const sure = new Case({ name: "sure", agent: { id: "s", run: async () => ({ content: "right", status: "completed" }) }, input: "q", expectedOutput: "right" });
+    // Trials 4 and 8 fail: 8 of 10 sits on 0.8 at MAX, undecided.
+    let calls = 0;
+    const edge = new Case({ name: "edge", agent: { id: "e", run: async () => ({ content: [3, 7].includes(calls++) ? "wrong" : "right", status: "completed" }) }, input: "q", expectedOutput: "right" });
+    const out = new MemoryStream();
+    const code = await cli([sure, edge], { argv: ["--repeat", "3..10", "--case-pass-rate", "0.8", "--concurrency", "1", "--db", db, "--json-output", json], stdout: out, stderr: new MemoryStream(), handleSignals: false });
+    assert.equal(code, 0, out.text);
+    const report = JSON.parse(readFileSync(json, "utf8"));
+    assert.deepEqual(report.summary.adaptive_repeats, { min: 3, max: 10, trials_spent: 16, trials_max: 20, trials_saved: 4, undecided_cases: 1 });
+    const line = /^adaptive repeats .*$/m.exec(out.text)?.[0];
+    assert.equal(line, "adaptive repeats 3..10: 16 trials run of 20 (4 saved, 20%); 1 case undecided (judged on the point estimate)");
+    const stdout = new MemoryStream();
+    assert.equal(await main(["show", report.summary.run_id, "--db", db], { stdout, stderr: new MemoryStream(), handleSignals: false }), 0);
+    assert.ok(stdout.text.includes(line), stdout.text);
+  });
 });
