@@ -1,4 +1,4 @@
-// Adaptive repeats end to end (issue 28): `evalfleet run` of bench/adaptive-suite.mjs (400 cases,
+// Adaptive repeats end to end (issue 28): `evalfleet run` of bench/adaptive-suite.ts (400 cases,
 // the verdict simulation's mix of pass probabilities) with `--repeat 3..20 --case-pass-rate 0.8`
 // and with a fixed `--repeat 20 --case-pass-rate 0.8`, side by side. Prints one JSON line:
 // - adaptive_cli_trials_ratio: trials the adaptive run spent over the fixed run's (the simulation's
@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = join(root, "bin", "evalfleet.mjs");
-const suite = join(root, "bench", "adaptive-suite.mjs");
+const suite = join(root, "bench", "adaptive-suite.ts");
 const dir = mkdtempSync(join(tmpdir(), "evalfleet-adaptive-cli-"));
 
 interface Report {

@@ -1,24 +1,14 @@
 // BENCH_CASES cases (default 400) with seeded pass probabilities, the verdict simulation's mix
 // (bench/verdict-simulation.ts): four in five stable (0.96-1.0), one in five flaky (0.3-0.9). Each
 // trial flips its own coin (Math.random), so trials are independent, as an agent's are. For
-// bench/adaptive-cli.ts.
-import { Case, defineSuite } from "evalfleet";
+// bench/adaptive-cli.ts. The probabilities come from the seeded generator the CLI samples with.
+import { Case, defineSuite, type Agent } from "evalfleet";
+import { seededRandom } from "../shared/seeded-random.ts";
 
-/** mulberry32: the same probabilities in every process that loads the suite. */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = seeded(28);
+const random = seededRandom(28);
 const n = Number(process.env.BENCH_CASES ?? 400);
 const rates = Array.from({ length: n }, () => (random() < 0.8 ? 0.96 + random() * 0.04 : 0.3 + random() * 0.6));
-const agent = { id: "coin", run: async (input) => ({ content: Math.random() < rates[Number(input)] ? "pass" : "fail" }) };
+const agent: Agent = { id: "coin", run: async (input) => ({ content: Math.random() < rates[Number(input)]! ? "pass" : "fail" }) };
 
 export default defineSuite({
   name: "adaptive",
