@@ -2,7 +2,7 @@ import type { CaseResult } from "../../shared/result/result.ts";
 
 /**
  * Adaptive repeats (`--repeat MIN..MAX`) as a distributed run's collector plans them
- * (collect.ts): what it is told, and how it counts a case's passes. Pure; no I/O.
+ * (collect.ts): what it is told. (The rule itself: shared/trials/adaptive-repeats.ts.)
  */
 
 /** Adaptive repeats as the collector plans them. */
@@ -11,11 +11,4 @@ export interface AdaptiveCollecting {
   confidence: number;
   /** How many of the `wanted` trials of a case's next batch may run (its trials so far given). */
   trialsAllowed: (trials: readonly CaseResult[], wanted: number) => number;
-}
-
-/** Trials that passed. */
-export function passedOf(trials: readonly CaseResult[]): number {
-  let n = 0;
-  for (const t of trials) if (t.passed) n++;
-  return n;
 }

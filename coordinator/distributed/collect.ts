@@ -1,8 +1,8 @@
 import type { ConsumerMessages } from "@nats-io/jetstream";
 import { applyCasePassRule, casePassRateOf } from "../../shared/trials/case-pass-rule.ts";
 import { aggregateRepeats } from "../../shared/trials/fold-repeats.ts";
-import { adaptiveMark, adaptiveStep, type AdaptiveRule } from "../../shared/trials/adaptive-repeats.ts";
-import { passedOf, type AdaptiveCollecting } from "./adaptive-collecting.ts";
+import { adaptiveMarkOf, adaptiveStep, passedTrials, type AdaptiveRule } from "../../shared/trials/adaptive-repeats.ts";
+import type { AdaptiveCollecting } from "./adaptive-collecting.ts";
 
 export type { AdaptiveCollecting } from "./adaptive-collecting.ts";
 import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/providers/prices.ts";
@@ -355,7 +355,7 @@ export class RunCollector {
   #wantsNoMore(sel: SelectedCase, trials: readonly CaseResult[]): boolean {
     const rule = this.#ruleOf(sel);
     if (!rule) return true;
-    const step = adaptiveStep(passedOf(trials), trials.length, rule);
+    const step = adaptiveStep(passedTrials(trials), trials.length, rule);
     if (step.done) return true;
     const more = Math.min(step.next, this.#adaptive!.trialsAllowed(trials, step.next));
     if (more <= 0) return true;
@@ -394,7 +394,7 @@ export class RunCollector {
     if (!sel || this.#results.add(result) !== "accepted") return;
     // The pass rule where the result is collected, before its hook and every report read `passed`.
     applyCasePassRule(result, sel.case.passRate, this.#casePassRate);
-    if (rule && result.repeats) result.adaptive = adaptiveMark(result.repeats.filter((t) => t.passed).length, result.repeats.filter((t) => !t.skipped).length, rule);
+    if (rule && result.repeats) result.adaptive = adaptiveMarkOf(result.repeats, rule);
     if (this.#hooks.onCaseEnd) callSyncHook("onCaseEnd", () => this.#hooks.onCaseEnd!(sel.case, result), (m) => result.addError(m));
     if (tell) this.#listener.onAccepted(result);
   }

@@ -11,6 +11,7 @@ import type { SelectedCase, Selector } from "../run/select.ts";
 import { compileRunSettings, type RunSettings, type RunSettingsSuite } from "../../shared/run-settings.ts";
 import type { RunManifest } from "../../shared/wire/nats.ts";
 import { checkRepeat } from "../run/policy.ts";
+import { adaptiveManifestFields } from "./publish.ts";
 import type { AdaptiveCollecting } from "./collect.ts";
 
 /** What a distributed run (distributed-run.ts) is told by its caller, and what it answers. */
@@ -157,8 +158,7 @@ export function newRunId(): string {
 
 /** The collector's adaptive rule: the manifest's (a resumed run) or the options'; null for a fixed repeat. */
 export function adaptiveOf(resume: RunManifest | null, options: DistributedRunOptions, settings: DistributedSettings, trialsAllowed: AdaptiveCollecting["trialsAllowed"]): AdaptiveCollecting | null {
-  if (resume) return resume.repeatMax !== null && resume.repeatMax > resume.repeat ? { max: resume.repeatMax, confidence: resume.adaptiveConfidence ?? settings.adaptiveConfidence, trialsAllowed } : null;
-  const min = checkRepeat(options.repeat);
-  const max = options.repeatMax ?? min;
-  return max > min ? { max, confidence: settings.adaptiveConfidence, trialsAllowed } : null;
+  // A new run's fields as its manifest will record them: one derivation of MAX for both.
+  const m = resume ?? { repeat: checkRepeat(options.repeat), ...adaptiveManifestFields(options, settings.adaptiveConfidence) };
+  return m.repeatMax !== null && m.repeatMax > m.repeat ? { max: m.repeatMax, confidence: m.adaptiveConfidence ?? settings.adaptiveConfidence, trialsAllowed } : null;
 }

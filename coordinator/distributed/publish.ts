@@ -120,7 +120,7 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
     ackWaitSeconds: bounds.ackWaitMs / 1000,
     forwardEvents: settings.forwardEvents ?? false,
     repeat: checkRepeat(settings.repeat),
-    ...adaptiveFields(settings, bounds.adaptiveConfidence),
+    ...adaptiveManifestFields(settings, bounds.adaptiveConfidence),
     casePassRate: settings.casePassRate ?? null,
     confidence: settings.confidence ?? null,
     retries: settings.retries ?? 0,
@@ -135,8 +135,11 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
   };
 }
 
-/** The manifest's adaptive fields: MAX and the stopping confidence, or nulls for a fixed repeat (MAX below MIN is a usage error). */
-function adaptiveFields(settings: ManifestSettings, confidence: number): Pick<RunManifest, "repeatMax" | "adaptiveConfidence"> {
+/**
+ * The manifest's adaptive fields: MAX and the stopping confidence, or nulls for a fixed repeat
+ * (MAX below MIN is a usage error). The collector of a new run reads its rule from the same.
+ */
+export function adaptiveManifestFields(settings: ManifestSettings, confidence: number): Pick<RunManifest, "repeatMax" | "adaptiveConfidence"> {
   const min = checkRepeat(settings.repeat);
   const max = settings.repeatMax === undefined || settings.repeatMax === null ? min : checkRepeat(settings.repeatMax, "repeatMax");
   if (max < min) throw new EvalfleetError(ErrorCode.Usage, `repeatMax must be >= repeat (${min}), got ${max}`, { field: "repeatMax", value: max });

@@ -135,6 +135,23 @@ export interface AdaptiveMark {
   stop: AdaptiveStop;
 }
 
+/** The trials of a case that passed. */
+export function passedTrials(trials: readonly { readonly passed: boolean }[]): number {
+  let n = 0;
+  for (const t of trials) if (t.passed) n++;
+  return n;
+}
+
+/**
+ * The mark of a case from its trials (in any form with `passed` and `skipped`): a trial skipped
+ * before it started (a cancel) is not one that ran.
+ */
+export function adaptiveMarkOf(trials: readonly { readonly passed: boolean; readonly skipped: boolean }[], rule: AdaptiveRule): AdaptiveMark {
+  let ran = 0;
+  for (const t of trials) if (!t.skipped) ran++;
+  return adaptiveMark(passedTrials(trials), ran, rule);
+}
+
 /**
  * The mark of a case whose trials are over: `passed` of `trials` under `rule`. Trials past MAX
  * (none are planned) count as MAX. Throws a RangeError on a bad rule.

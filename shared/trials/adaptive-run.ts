@@ -1,7 +1,7 @@
 // runs in: both
 import type { LimitFunction } from "p-limit";
 import type { CaseResult } from "../result/result.ts";
-import { adaptiveMark, adaptiveStep, type AdaptiveRule } from "./adaptive-repeats.ts";
+import { adaptiveMarkOf, adaptiveStep, passedTrials, type AdaptiveRule } from "./adaptive-repeats.ts";
 import { aggregateRepeats } from "./fold-repeats.ts";
 import { REPEAT_NOT_STARTED, type RunOutcome } from "./repeats.ts";
 
@@ -52,24 +52,13 @@ export async function runAdaptive(rule: AdaptiveRule, runOnce: (trial: number) =
     outcomes.push(...batch);
     // A cancel (or a run that ended cancelled) stops the case with what it has.
     if (options.signal.aborted || batch.some((o) => o.result.skipped || o.result.runStatus === "cancelled")) break;
-    const step = adaptiveStep(passedOf(outcomes), outcomes.length, rule);
+    const step = adaptiveStep(passedTrials(outcomes.map((o) => o.result)), outcomes.length, rule);
     if (step.done) break;
     next = options.trialsAllowed ? Math.min(step.next, options.trialsAllowed(outcomes.map((o) => o.result), step.next)) : step.next;
   }
   const results = outcomes.map((o) => o.result);
   const result = aggregateRepeats(results);
-  result.adaptive = adaptiveMark(passedOf(outcomes), trialsRun(results), rule);
+  result.adaptive = adaptiveMarkOf(results, rule);
   const crashed = outcomes.find((o) => o.crashed)?.crashed;
   return crashed ? { result, crashed } : { result };
-}
-
-function passedOf(outcomes: readonly RunOutcome[]): number {
-  let n = 0;
-  for (const o of outcomes) if (o.result.passed) n++;
-  return n;
-}
-
-/** Trials that ran: a trial skipped before it started is not one. */
-function trialsRun(results: readonly CaseResult[]): number {
-  return results.filter((r) => !r.skipped).length;
 }
