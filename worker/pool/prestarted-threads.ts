@@ -150,6 +150,10 @@ export function threadExecArgv(parent: readonly string[]): string[] {
     if (a === "--conditions" || a === "-C") {
       if (parent[i + 1] !== undefined) keep.push(a, parent[i + 1]!);
       i++;
+    } else if (/^--cpu-prof-(dir|name|interval)$/.test(a)) {
+      // The profiler's options also come as two words (`--cpu-prof-interval 200`): keep the value with its flag.
+      if (parent[i + 1] !== undefined) keep.push(a, parent[i + 1]!);
+      i++;
     } else if (/^(--conditions=|-C=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--trace-warnings$|--experimental-|--cpu-prof)/.test(a)) {
       keep.push(a);
     } else if ((a === "--import" || a === "--require" || a === "-r" || a === "--loader") && parent[i + 1] !== undefined) {

@@ -20,4 +20,15 @@ describe("threadExecArgv", () => {
       "--experimental-vm-modules",
     ]);
   });
+
+  test("keeps a profiler option's value whether it comes as one word or two", () => {
+    assert.deepEqual(threadExecArgv(["--cpu-prof", "--cpu-prof-interval", "200", "--cpu-prof-dir=/tmp/p", "--cpu-prof-name", "t.cpuprofile"]), [
+      "--cpu-prof",
+      "--cpu-prof-interval",
+      "200",
+      "--cpu-prof-dir=/tmp/p",
+      "--cpu-prof-name",
+      "t.cpuprofile",
+    ]);
+  });
 });
