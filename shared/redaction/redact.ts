@@ -57,6 +57,15 @@ const SHORT_TEXT = 256;
 /** Compiled passes kept per redactor at most (by the set of shapes they look for); then started again. */
 const MAX_PASSES = 64;
 
+/**
+ * Texts at most this long (characters) that were found clean are remembered, so the next same
+ * text (an object key, a tool's name, an agent id: most strings of every result) costs a set
+ * lookup instead of a scan. Longer texts (outputs) rarely repeat, and would hold memory.
+ */
+export const CLEAN_MEMO_MAX_TEXT = 64;
+/** Clean texts remembered per redactor at most; then it starts again (about 1 MB at most). */
+export const CLEAN_MEMO_SIZE = 8192;
+
 /** Removes secrets from text and plain data; see the module comment. Immutable: build another to add a secret. */
 export class Redactor {
   /** The known values, each in every form of {@link secretForms}, longest first. */
@@ -73,6 +82,11 @@ export class Redactor {
   readonly #passes = new Map<number, Pass | null>();
   /** The quick tests by the set of shapes still to test: one group per shape. */
   readonly #prechecks = new Map<number, Pass>();
+  /**
+   * Short texts {@link text} found clean. Exact, not a heuristic: the redactor is immutable and
+   * {@link text} a function of the text alone, so the same text is clean again.
+   */
+  readonly #clean = new Set<string>();
 
   /** `secrets`: the values to remove (empty strings are ignored). */
   constructor(secrets: Iterable<string>, options: RedactorOptions = {}) {
@@ -150,6 +164,8 @@ export class Redactor {
 
   /** `text` with every secret replaced by {@link REDACTED}; the same string when it holds none. */
   text(text: string): string {
+    const memo = text.length <= CLEAN_MEMO_MAX_TEXT;
+    if (memo && this.#clean.has(text)) return text;
     const pass = this.#pass(text);
     if (pass === null) return text;
     const re = pass.re;
@@ -157,7 +173,13 @@ export class Redactor {
     // as soon as one match is found (bench/redact.ts).
     re.lastIndex = 0;
     let m = re.exec(text);
-    if (m === null) return text;
+    if (m === null) {
+      if (memo) {
+        if (this.#clean.size >= CLEAN_MEMO_SIZE) this.#clean.clear();
+        this.#clean.add(text);
+      }
+      return text;
+    }
     let out = "";
     let pos = 0;
     do {
@@ -210,15 +232,22 @@ export class Redactor {
     const proto = Object.getPrototypeOf(value) as unknown;
     if (proto !== Object.prototype && proto !== null) return value;
     path.add(value);
-    let changed = false;
-    const entries: Array<[string, unknown]> = [];
-    for (const [k, v] of Object.entries(value)) {
+    // The entries are built only from the first change on: a clean object (most) allocates nothing.
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    let entries: Array<[string, unknown]> | null = null;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const v = record[k];
       const key = this.text(k);
       const walked = this.#walk(v, path);
-      if (key !== k || walked !== v) changed = true;
-      entries.push([key, walked]);
+      if (entries === null && (key !== k || walked !== v)) {
+        entries = [];
+        for (let j = 0; j < i; j++) entries.push([keys[j]!, record[keys[j]!]]);
+      }
+      entries?.push([key, walked]);
     }
     path.delete(value);
-    return changed ? Object.fromEntries(entries) : value;
+    return entries ? Object.fromEntries(entries) : value;
   }
 }

@@ -4,7 +4,7 @@
 // any 8-character piece of it.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { REDACTED, Redactor, secretForms } from "../../../shared/redaction/redact.ts";
+import { CLEAN_MEMO_MAX_TEXT, CLEAN_MEMO_SIZE, REDACTED, Redactor, secretForms } from "../../../shared/redaction/redact.ts";
 import { leakedPiece, prng } from "../../support/secrets.ts";
 
 const KEY = "proj-key-Q7f2LmX9vT4wZ1bN8c";
@@ -138,12 +138,58 @@ describe("value: plain data, copy on write", () => {
     assert.equal(r.value(42), 42);
   });
 
+  test("a change after clean keys keeps every key, in order, with what the clean ones held", () => {
+    const input = { a: 1, b: { c: "x" }, d: KEY, e: "y", [KEY]: 2 };
+    const out = r.value(input);
+    assert.deepEqual(Object.entries(out), [["a", 1], ["b", { c: "x" }], ["d", REDACTED], ["e", "y"], [REDACTED, 2]]);
+    assert.equal(out.b, input.b, "an untouched branch before the change is shared");
+  });
+
   test("a __proto__ key stays an own key", () => {
     const parsed = JSON.parse(`{"__proto__": {"x": "${KEY}"}, "y": 1}`) as Record<string, unknown>;
     const out = r.value(parsed);
     assert.deepEqual(Object.keys(out), ["__proto__", "y"]);
     assert.equal(JSON.stringify(out), `{"__proto__":{"x":"${REDACTED}"},"y":1}`);
     assert.equal(Object.getPrototypeOf(out), Object.prototype);
+  });
+});
+
+describe("the memo of clean short texts", () => {
+  test("a short text found clean is clean again; one with a secret is redacted every time", () => {
+    const r = new Redactor([KEY]);
+    for (let i = 0; i < 3; i++) {
+      assert.equal(r.text("agentId"), "agentId");
+      assert.equal(r.text(`k${KEY}`), `k${REDACTED}`);
+      assert.equal(r.text("Bearer abcdef123456"), `Bearer ${REDACTED}`);
+    }
+  });
+
+  test("it is per redactor: a secret added (a new redactor) is found in a text an older one remembered clean", () => {
+    const secret = "late-secret-123";
+    const before = new Redactor([KEY]);
+    assert.equal(before.text(secret), secret);
+    assert.equal(before.text(secret), secret);
+    assert.equal(new Redactor([KEY, secret]).text(secret), REDACTED);
+  });
+
+  test("past its size it starts again, and keeps answering the same", () => {
+    const r = new Redactor([KEY]);
+    for (let i = 0; i < CLEAN_MEMO_SIZE * 2 + 10; i++) assert.equal(r.text(`word-${i}`), `word-${i}`);
+    assert.equal(r.text(`x${KEY}`), `x${REDACTED}`);
+    assert.equal(r.text("word-1"), "word-1");
+  });
+
+  test("texts at and past its length limit are redacted the same, remembered or not", () => {
+    const r = new Redactor([KEY]);
+    const pad = (n: number): string => "a".repeat(n);
+    for (const n of [CLEAN_MEMO_MAX_TEXT - KEY.length, CLEAN_MEMO_MAX_TEXT - KEY.length + 1]) {
+      assert.equal(r.text(pad(n) + KEY), pad(n) + REDACTED);
+      assert.equal(r.text(pad(n) + KEY), pad(n) + REDACTED);
+    }
+    for (const n of [CLEAN_MEMO_MAX_TEXT, CLEAN_MEMO_MAX_TEXT + 1]) {
+      assert.equal(r.text(pad(n)), pad(n));
+      assert.equal(r.text(pad(n)), pad(n));
+    }
   });
 });
 
