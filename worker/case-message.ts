@@ -7,6 +7,7 @@ import { CaseResult } from "../shared/result/result.ts";
 import type { LoadedSuite } from "../shared/suite/suite.ts";
 import { CaseMessageSchema, CaseTokenSchema, NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../shared/wire/nats.ts";
 import { versionMismatch } from "../shared/wire/protocol.ts";
+import { plainlyValidCaseMessage } from "../shared/wire/case-message-check.ts";
 import type { PoolCaseRequest } from "./pool/pool-request.ts";
 import { resultShell } from "../shared/result/result-shell.ts";
 
@@ -71,7 +72,8 @@ export function checkCaseMessage(data: Uint8Array, context: CaseMessageContext):
       notJson = true;
     }
   }
-  const msg = CaseMessageSchema.safeParse(parsed);
+  // The common message is checked in plain code (shared/wire/case-message-check.ts); the schema checks the rest and words the error.
+  const msg = plainlyValidCaseMessage(parsed, NATS_PROTOCOL) ? { success: true as const, data: parsed as CaseMessage } : CaseMessageSchema.safeParse(parsed);
   if (size > MAX_CASE_MESSAGE_BYTES || !msg.success || msg.data.runId !== runId || msg.data.index !== index || msg.data.trial !== delivery?.trial || !selected || msg.data.name !== selected.name) {
     // The first problem in this order is the one reported: size, JSON, version, schema, manifest.
     const why =
