@@ -18,6 +18,10 @@ function trivialResult(): Record<string, unknown> {
   r.durationSeconds = 0.001;
   r.attempts = 1;
   r.worker = "thread-3";
+  // What every run of a case records (shared/runtime): a reply without them is not the common one.
+  r.agentId = "trivial";
+  r.runStatus = "completed";
+  r.phaseSeconds = { setup: 0, run: 0.001, checks: 0, teardown: 0 };
   return structuredClone(resultToWire(r)) as unknown as Record<string, unknown>;
 }
 const phase = { kind: "phase", taskId: 7, phase: "run", threadId: 3, sessionId: "5f0c", deadline: 1_800_000_000_000 };
@@ -47,7 +51,12 @@ function generated(random: () => number): Record<string, unknown> {
     const k = pick([...Object.keys(result), "extra"]);
     const x = random();
     if (x < 0.1) delete result[k];
-    else if (x < 0.3 && k === "score") result.score = { value: pick([0, 0.5, 1, 2, -1, NaN]), passed: pick([true, false, 1]), ...(random() < 0.5 ? { reason: pick([null, "r", 3, undefined]) } : {}), ...(random() < 0.5 ? { detail: pick([null, {}, { a: [1] }, [], "d", undefined]) } : {}), ...(random() < 0.1 ? { extra: 1 } : {}) };
+    else if (x < 0.3 && k === "phaseSeconds") {
+      const p: Record<string, unknown> = { setup: 0, run: 0.25, checks: 0, teardown: 0 };
+      p[pick(["setup", "run", "checks", "teardown", "extra"])] = pick(VALUES);
+      if (random() < 0.2) delete p[pick(["setup", "run", "checks", "teardown"])];
+      result.phaseSeconds = random() < 0.1 ? pick([null, undefined, [], "p"]) : p;
+    } else if (x < 0.3 && k === "score") result.score = { value: pick([0, 0.5, 1, 2, -1, NaN]), passed: pick([true, false, 1]), ...(random() < 0.5 ? { reason: pick([null, "r", 3, undefined]) } : {}), ...(random() < 0.5 ? { detail: pick([null, {}, { a: [1] }, [], "d", undefined]) } : {}), ...(random() < 0.1 ? { extra: 1 } : {}) };
     else result[k] = pick(VALUES);
   }
   const y = random();
