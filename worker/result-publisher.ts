@@ -47,6 +47,10 @@ export interface ResultPublisherOptions {
 export class ResultPublisher {
   readonly #o: ResultPublisherOptions;
   #tick: Promise<void> | null = null;
+  /** Case messages whose results are stored, to be acked on the next tick ({@link #ack}). */
+  #acks: JsMsg[] = [];
+  /** Resolves once the acks in {@link #acks} are sent; null when none is due. */
+  #acksSent: Promise<void> | null = null;
 
   constructor(options: ResultPublisherOptions) {
     this.#o = options;
@@ -61,13 +65,36 @@ export class ResultPublisher {
     try {
       await this.nextTick();
       await this.publishResult(result, token, trial);
-      m.ack();
-      this.#o.metrics?.caseFinished(result);
     } catch (err) {
       log().error({ err: errorMessage(err) }, "could not publish a result; handing the case back");
       this.#o.metrics?.caseHandedBack("publish_failed");
       m.nak(1000);
+      return;
     }
+    await this.#ack(m);
+    this.#o.metrics?.caseFinished(result);
+  }
+
+  /**
+   * Acks a case whose result is stored, on the next tick with every other ack due by then: they go
+   * out in the socket write of that tick's results and events. Acked at once, each PubAck's ack
+   * took a write of its own, or a few (writes were the largest cost left per case). Resolves once
+   * the ack is handed to the client; a lost ack only means a redelivery ({@link hasResult}).
+   */
+  #ack(m: JsMsg): Promise<void> {
+    this.#acks.push(m);
+    return (this.#acksSent ??= this.nextTick().then(() => {
+      this.#acksSent = null;
+      const acks = this.#acks;
+      this.#acks = [];
+      for (const due of acks) {
+        try {
+          due.ack();
+        } catch {
+          // A closed connection: the case comes back, and its redelivery finds the result.
+        }
+      }
+    }));
   }
 
   /**
@@ -89,17 +116,18 @@ export class ResultPublisher {
       // are removed first, since a cut through one would leave a piece no redactor recognises.
       result: fitResultForWire(redactResultData(wire), this.#o.maxOutputBytes),
     };
-    let body = JSON.stringify(payload);
+    // Encoded once: its length is the message's size, and the client sends these bytes as they are.
+    let body = Buffer.from(JSON.stringify(payload));
     const transcript = payload.result.transcript;
-    if (transcript && Buffer.byteLength(body) > MAX_RESULT_MESSAGE_BYTES) {
+    if (transcript && body.length > MAX_RESULT_MESSAGE_BYTES) {
       // The transcript travels with its result: it gives way first, cut to what the message has room for.
       const rest = Buffer.byteLength(JSON.stringify({ ...payload, result: { ...payload.result, transcript: null } }));
       payload.result = { ...payload.result, transcript: boundTranscript(transcript, MAX_RESULT_MESSAGE_BYTES - rest - TRANSCRIPT_MARGIN_BYTES) };
-      body = JSON.stringify(payload);
+      body = Buffer.from(JSON.stringify(payload));
     }
-    if (Buffer.byteLength(body) > MAX_RESULT_MESSAGE_BYTES) {
+    if (body.length > MAX_RESULT_MESSAGE_BYTES) {
       // Many fields near their limits at once: keep the verdicts, cut the output hard.
-      body = JSON.stringify({ ...payload, result: { ...payload.result, output: truncateOutput(payload.result.output, LAST_RESORT_OUTPUT_CHARS) } });
+      body = Buffer.from(JSON.stringify({ ...payload, result: { ...payload.result, output: truncateOutput(payload.result.output, LAST_RESORT_OUTPUT_CHARS) } }));
     }
     const seal = resultSeal(token);
     for (let tries = 1; ; tries++) {
