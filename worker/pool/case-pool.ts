@@ -6,7 +6,7 @@ import { silentLogger, type Logger } from "../../shared/logger.ts";
 import { endProcessTrees, type TrackedProcess } from "../../shared/process/process-tree.ts";
 import { notStartedResult } from "../runtime/lifecycle.ts";
 import type { ResponseStore } from "../models/response-cache.ts";
-import { ThreadBroadcastReplySchema, ThreadMessageSchema, type ThreadBroadcast, type ThreadMessage, type ThreadReply } from "../../shared/wire/thread.ts";
+import { ThreadBroadcastReplySchema, ThreadMessageSchema, type ThreadBroadcast, type ThreadCase, type ThreadMessage, type ThreadReply } from "../../shared/wire/thread.ts";
 import { plainlyValidThreadMessage } from "../../shared/wire/thread-message-check.ts";
 import { CaseAttempt, hookBounds, type AttemptPool } from "./attempt.ts";
 import { crashedResult, rerunsExhaustedResult, terminatedResult, threadErrorResult } from "./attempt-results.ts";
@@ -89,6 +89,39 @@ export { PrestartedThreads, threadEntry, threadExecArgv, threadShape, type Suite
 /** How long {@link CasePool.destroy} waits for threads to close their MCP clients, in milliseconds. */
 export const RESOURCE_CLOSE_TIMEOUT_MS = 10_000;
 
+
+/**
+ * What a thread is sent for one attempt of a case. The optional settings are set only when they
+ * say something (the thread's plain batch check wants them absent, not undefined), by assignment:
+ * a spread per setting cost an object each, for every case.
+ */
+function threadCase(taskId: number, attempt: number, request: PoolCaseRequest): ThreadCase {
+  const hooks = hookBounds(request).defaults;
+  const task: ThreadCase = {
+    taskId,
+    index: request.index,
+    name: request.name,
+    defaultTimeout: request.defaultTimeout,
+    setupTimeout: hooks.setup,
+    teardownTimeout: hooks.teardown,
+    maxOutputBytes: request.maxOutputBytes,
+    attempt,
+    forwardEvents: Boolean(request.onEvent),
+  };
+  if (request.runEvalFunctions && request.runEvalFunctions.length > 0) task.evalFunctions = [...request.runEvalFunctions];
+  if (request.scoringMethod) task.scoringMethod = request.scoringMethod;
+  if (request.traceparent) {
+    task.traceparent = request.traceparent;
+    if (request.traceAs) task.traceAs = request.traceAs;
+  }
+  if (request.maxTranscriptBytes && request.maxTranscriptBytes > 0) task.maxTranscriptBytes = request.maxTranscriptBytes;
+  if (request.replay) task.replay = request.replay as unknown as Record<string, unknown>;
+  if (request.judgeModel) task.judgeModel = request.judgeModel;
+  if (request.repeat && request.repeat > 1) task.repeat = request.repeat;
+  if (request.cache) task.cache = request.cache;
+  if (request.cassette) task.cassette = request.cassette;
+  return task;
+}
 
 /** How one attempt ended: with a result, or to be run again (its thread was terminated for a thread-mate). */
 type AttemptEnd = { kind: "done"; result: CaseResult; crashed?: string } | { kind: "rerun"; why: string };
@@ -219,27 +252,7 @@ export class CasePool {
   /** One attempt: sent in the next batch, followed until its reply, its thread's death, or its cancel. */
   async #attempt(request: PoolCaseRequest, attempt: number): Promise<AttemptEnd> {
     const tracked = new CaseAttempt(this.#nextTaskId++, attempt, request, this.#attemptPool);
-    const running = this.#batcher.send({
-      taskId: tracked.taskId,
-      index: request.index,
-      name: request.name,
-      defaultTimeout: request.defaultTimeout,
-      setupTimeout: hookBounds(request).defaults.setup,
-      teardownTimeout: hookBounds(request).defaults.teardown,
-      maxOutputBytes: request.maxOutputBytes,
-      attempt,
-      forwardEvents: Boolean(request.onEvent),
-      ...(request.runEvalFunctions && request.runEvalFunctions.length > 0 ? { evalFunctions: [...request.runEvalFunctions] } : {}),
-      ...(request.scoringMethod ? { scoringMethod: request.scoringMethod } : {}),
-      ...(request.traceparent ? { traceparent: request.traceparent } : {}),
-      ...(request.traceparent && request.traceAs ? { traceAs: request.traceAs } : {}),
-      ...(request.maxTranscriptBytes && request.maxTranscriptBytes > 0 ? { maxTranscriptBytes: request.maxTranscriptBytes } : {}),
-      ...(request.replay ? { replay: request.replay as unknown as Record<string, unknown> } : {}),
-      ...(request.judgeModel ? { judgeModel: request.judgeModel } : {}),
-      ...(request.repeat && request.repeat > 1 ? { repeat: request.repeat } : {}),
-      ...(request.cache ? { cache: request.cache } : {}),
-      ...(request.cassette ? { cassette: request.cassette } : {}),
-    });
+    const running = this.#batcher.send(threadCase(tracked.taskId, attempt, request));
     try {
       // Validated with the message that carried it (ThreadMessageSchema).
       const reply = await Promise.race([running, tracked.notStarted]);
