@@ -126,6 +126,8 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
     retries: settings.retries ?? 0,
     limits: settings.limits ?? suite.limits ?? {},
     startGate: hasBudget(settings.budget),
+    // This coordinator reads batched live events (collect.ts): workers may send them so.
+    eventBatches: true,
     // The suite's threshold applies unless the caller gives one (null included: "none").
     passThreshold: checkPassThreshold(settings.passThreshold !== undefined ? settings.passThreshold : (suite.passThreshold ?? null)),
     evalFunctions: [...(settings.evalFunctions ?? [])],
