@@ -1,6 +1,6 @@
 import type { ConsumerMessages } from "@nats-io/jetstream";
 import { applyCasePassRule, casePassRateOf } from "../../shared/trials/case-pass-rule.ts";
-import { aggregateRepeats } from "../../shared/trials/fold-repeats.ts";
+import { MAX_REPEAT, aggregateRepeats } from "../../shared/trials/fold-repeats.ts";
 import { adaptiveMarkOf, adaptiveStep, passedTrials, type AdaptiveRule } from "../../shared/trials/adaptive-repeats.ts";
 import type { AdaptiveCollecting } from "./adaptive-collecting.ts";
 
@@ -9,7 +9,7 @@ import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/provid
 import type { RunEvent } from "../../shared/case/agent.ts";
 import type { Broker } from "../../shared/broker/setup.ts";
 import { RESULTS_STREAM, eventBatchSubject, resultSubjectParts, resultSubjects } from "../../shared/broker/subjects.ts";
-import { TrialLedger, deliveryKey, type Delivery } from "../run/trial-ledger.ts";
+import { TrialLedger, type Delivery } from "../run/trial-ledger.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { CaseResult } from "../../shared/result/result.ts";
@@ -31,6 +31,9 @@ import { checkResultMessage, type ResultCheckContext } from "./result-check.ts";
  * and follow the workers' live events (a trial started, its run events). Presentation hooks are
  * called here, once per case.
  */
+
+/** A delivery's key in the map of started trials: a number, not a string built per event and per result. */
+const startKey = (index: number, trial: number): number => index * (MAX_REPEAT + 1) + trial;
 
 /** Results taken from the stream per pull of the ordered consumer, in messages. */
 const RESULTS_PER_PULL_MESSAGES = 512;
@@ -98,8 +101,8 @@ export class RunCollector {
   readonly #hooks: SuiteHooks;
   readonly #log: Logger;
   readonly #listener: CollectListener;
-  /** Trials a worker said it started and whose result has not arrived: the worker's id by delivery key. */
-  readonly #started = new Map<string, string>();
+  /** Trials a worker said it started and whose result has not arrived: the worker's id by {@link startKey}. */
+  readonly #started = new Map<number, string>();
   /** In-flight trials per worker id, kept with {@link #started} (read at every start and end: never recounted). */
   readonly #busy = new Map<string, number>();
   #tail: ConsumerMessages | null = null;
@@ -286,7 +289,7 @@ export class RunCollector {
     if (!sel || this.hasTrial(e.index, e.trial) || !this.#ledger.isPlanned(e.index, e.trial)) return;
     this.#listener.onWorkerActive();
     if (e.kind === "started") {
-      const key = deliveryKey(e.index, e.trial);
+      const key = startKey(e.index, e.trial);
       const before = this.#started.get(key);
       if (before === workerId) return;
       if (before !== undefined) this.#unbusy(before);
@@ -322,7 +325,7 @@ export class RunCollector {
       return;
     }
     this.#trialsIn++;
-    const key = deliveryKey(result.index, trial);
+    const key = startKey(result.index, trial);
     const worker = this.#started.get(key);
     if (worker !== undefined) {
       this.#started.delete(key);

@@ -2,7 +2,7 @@ import { resultSubjectParts } from "../../shared/broker/subjects.ts";
 import { resultSeal, type RunTokens } from "../../shared/wire/case-token.ts";
 import { NATS_PROTOCOL, ResultMessageSchema, tryParseJson, type ResultMessage } from "../../shared/wire/nats.ts";
 import { versionMismatch } from "../../shared/wire/protocol.ts";
-import { plainlyValidResultMessage } from "../../shared/wire/result-message-check.ts";
+import { plainResultMessage } from "../../shared/wire/result-message-check.ts";
 
 /**
  * Whether a message of the results stream proves its delivery (shared/wire/case-token.ts), for the
@@ -62,7 +62,8 @@ export function checkResultMessage(data: Uint8Array, subject: string, context: R
 
   const index = parts.index;
   // The common shape in plain code, anything else through the schema (result-message-check.ts).
-  const parsed = plainlyValidResultMessage(raw) ? { success: true as const, data: raw } : ResultMessageSchema.safeParse(raw);
+  const plain = plainResultMessage(raw);
+  const parsed = plain !== null ? { success: true as const, data: plain } : ResultMessageSchema.safeParse(raw);
   if (!parsed.success) {
     const mismatch = versionMismatch(raw, { ours: NATS_PROTOCOL, what: "result message", who: "coordinator" });
     if (mismatch !== null) return { kind: "spoiled", index, trial, why: mismatch, version: true };

@@ -16,7 +16,19 @@ import { MAX_REPEAT } from "../trials/fold-repeats.ts";
 
 const MESSAGE_KEYS: ReadonlySet<string> = new Set(["v", "runId", "index", "trial", "name", "workerId", "token", "result"]);
 
-/** Whether `m` (parsed JSON) is plainly a valid result message of the common shape, which the schema would return unchanged. */
+/**
+ * `m` (parsed JSON) as the schema returns it (its read-only lists frozen) when it is plainly a
+ * valid result message of the common shape; null when the schema must say.
+ */
+export function plainResultMessage(m: unknown): ResultMessage | null {
+  if (!plainlyValidResultMessage(m)) return null;
+  // The schema's lists are read-only, and frozen: the collector shares frozen lists between results.
+  Object.freeze(m.result.tags);
+  Object.freeze(m.result.toolsCalled);
+  return m;
+}
+
+/** Whether `m` (parsed JSON) is plainly a valid result message of the common shape, which the schema would return unchanged but for freezing its lists. */
 export function plainlyValidResultMessage(m: unknown): m is ResultMessage {
   if (m === null || typeof m !== "object" || Array.isArray(m) || Object.getPrototypeOf(m) !== Object.prototype) return false;
   const r = m as Record<string, unknown>;

@@ -4,7 +4,7 @@
 // rest go to the schema.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { plainlyValidResultMessage } from "../../../shared/wire/result-message-check.ts";
+import { plainResultMessage, plainlyValidResultMessage } from "../../../shared/wire/result-message-check.ts";
 import { NATS_PROTOCOL, ResultMessageSchema } from "../../../shared/wire/nats.ts";
 import { RunTokens, newRunKey } from "../../../shared/wire/case-token.ts";
 import { CaseResult } from "../../../shared/result/result.ts";
@@ -25,6 +25,7 @@ function trivialMessage(): Record<string, unknown> {
   r.durationSeconds = 0.001;
   r.attempts = 1;
   r.worker = "host/12";
+  r.phaseSeconds = { setup: 0, run: 0.01, checks: 0, teardown: 0 };
   const result = fitResultForWire(redactResultData(resultToWire(r, { response: false })), 256 * 1024);
   return JSON.parse(JSON.stringify({ v: NATS_PROTOCOL, runId: "run-1", index: 1, trial: 1, name: "c1", workerId: "host/12", token: tokens.token(1), result }));
 }
@@ -55,6 +56,7 @@ function generated(random: () => number): Record<string, unknown> {
       const k = pick([...Object.keys(result), "extra"]);
       const y = random();
       if (y < 0.1) delete result[k];
+      else if (y < 0.3 && k === "phaseSeconds") result.phaseSeconds = pick([null, undefined, {}, { setup: 0, run: 1, checks: 0 }, { setup: 0, run: 1, checks: 0, teardown: 0 }, { setup: 0, run: -1, checks: 0, teardown: 0 }, { setup: 0, run: "1", checks: 0, teardown: 0 }, { setup: 0, run: 1, checks: 0, teardown: 0, extra: 1 }]);
       else if (y < 0.3 && k === "score") result.score = { value: pick([0, 0.5, 1, 2, -1]), passed: pick([true, false, 1]), ...(random() < 0.5 ? { reason: pick([null, "r", 3]) } : {}), ...(random() < 0.5 ? { detail: pick([null, {}, { a: [1] }, [], "d"]) } : {}) };
       else result[k] = pick(VALUES);
     }
@@ -83,6 +85,9 @@ describe("plainlyValidResultMessage", () => {
         plain++;
         assert.ok(parsed.success, `plainly valid, refused by the schema: ${JSON.stringify(m)} ${parsed.success ? "" : JSON.stringify(parsed.error.issues[0])}`);
         assert.deepEqual(parsed.data, m, "the schema would not change it");
+        const out = plainResultMessage(structuredClone(m))!;
+        assert.deepEqual(out, parsed.data);
+        for (const k of ["tags", "toolsCalled"] as const) assert.equal(Object.isFrozen(out.result[k]), Object.isFrozen(parsed.data.result[k]), `${k} frozen as the schema freezes it`);
       } else if (parsed.success) schemaOnly++;
     }
     assert.ok(plain > 500, `${plain} plainly valid`);
