@@ -123,7 +123,7 @@ export class DistributedRun {
   ) {
     this.#nc = nc;
     this.#broker = broker;
-    this.#tokens = tokens;
+    this.#tokens = tokens.remember(suite.cases.length);
     this.#suite = suite;
     this.#selected = selected;
     this.#runId = runId;
