@@ -202,7 +202,13 @@ describe("security: secrets never reach logs, errors or reports", () => {
       assertLeakyReport(readJson(files.report));
       assert.match(c.stdout, /\u21b3 streamed: text_delta/, "-v printed the streamed events");
       const results = messages.filter(([s]) => /\.results\./.test(s));
-      const events = messages.filter(([s]) => /\.events\./.test(s)).map(([, body]) => JSON.parse(body) as { kind: string; event?: { type?: string; delta?: string } });
+      // A worker's batch (events.batch) carries its events in a list; a single event is its own message.
+      const events = messages
+        .filter(([s]) => /\.events\./.test(s))
+        .flatMap(([, body]) => {
+          const m = JSON.parse(body) as { events?: unknown[] };
+          return (Array.isArray(m.events) ? m.events : [m]) as Array<{ kind: string; event?: { type?: string; delta?: string } }>;
+        });
       assert.equal(results.length, 5, "every result crossed the broker");
       const deltas = events.filter((e) => e.event?.type === "text_delta").map((e) => e.event!.delta);
       assert.equal(deltas.length, 2, "both halves of the streamed key crossed the broker as events");

@@ -124,7 +124,12 @@ describe("security: credentials are caught by their shape in every output", () =
 
       const deltas = messages
         .filter(([s]) => /\.events\./.test(s))
-        .map(([, body]) => (JSON.parse(body) as { event?: { type?: string; delta?: string } }).event)
+        // A worker's batch (events.batch) carries its events in a list; a single event is its own message.
+        .flatMap(([, body]) => {
+          const m = JSON.parse(body) as { events?: unknown[] };
+          return (Array.isArray(m.events) ? m.events : [m]) as Array<{ event?: { type?: string; delta?: string } }>;
+        })
+        .map((m) => m.event)
         .filter((e) => e?.type === "text_delta")
         .map((e) => e!.delta);
       assert.equal(deltas.length, 3, "the three events crossed the broker");

@@ -1,7 +1,7 @@
 import type { JsMsg } from "@nats-io/jetstream";
 import type { Broker } from "../shared/broker/setup.ts";
 import { isAlreadyTaken } from "../shared/broker/api-codes.ts";
-import { RESULTS_STREAM, eventSubject, resultMsgId, resultSubject } from "../shared/broker/subjects.ts";
+import { RESULTS_STREAM, eventBatchSubject, eventSubject, resultMsgId, resultSubject } from "../shared/broker/subjects.ts";
 import { errorMessage } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { CaseResult } from "../shared/result/result.ts";
@@ -13,6 +13,7 @@ import { NATS_PROTOCOL, type EventMessage, type ResultMessage } from "../shared/
 import { resultSeal } from "../shared/wire/case-token.ts";
 import type { CaseMetricsSink } from "./metrics.ts";
 import { resultToWire } from "./pool/result-wire.ts";
+import { EventBatcher } from "./event-batcher.ts";
 
 /** Room kept free when a transcript is cut to fit its result message (the cut marker, JSON's quoting), in bytes. */
 const TRANSCRIPT_MARGIN_BYTES = 4096;
@@ -41,6 +42,8 @@ export interface ResultPublisherOptions {
   metrics?: CaseMetricsSink | null;
   /** Largest output kept on a published result, in bytes (the run's `--max-output-kb`). Default 256 KiB. */
   maxOutputBytes?: number;
+  /** Send live events in batches, one message per tick (the manifest's `eventBatches`). Default false: one message per event. */
+  batchEvents?: boolean;
 }
 
 /** Publishes a run's results and events from one worker. */
@@ -51,9 +54,26 @@ export class ResultPublisher {
   #acks: JsMsg[] = [];
   /** Resolves once the acks in {@link #acks} are sent; null when none is due. */
   #acksSent: Promise<void> | null = null;
+  readonly #events: EventBatcher | null;
 
   constructor(options: ResultPublisherOptions) {
     this.#o = options;
+    const { broker, runId, workerId } = options;
+    const subject = eventBatchSubject(runId);
+    this.#events = options.batchEvents
+      ? new EventBatcher({
+          runId,
+          workerId,
+          tick: () => this.nextTick(),
+          send: (body) => {
+            try {
+              broker.nc.publish(subject, body);
+            } catch {
+              // Live events are disposable.
+            }
+          },
+        })
+      : null;
   }
 
   /**
@@ -160,8 +180,15 @@ export class ResultPublisher {
     }
   }
 
-  /** Publishes a live event on the next tick; disposable, so a failure is ignored. */
+  /**
+   * Publishes a live event on the next tick, in that tick's batch when the coordinator reads
+   * batches (worker/event-batcher.ts); disposable, so a failure is ignored.
+   */
   publishEvent(event: Omit<EventMessage, "v" | "runId" | "workerId">): void {
+    if (this.#events) {
+      this.#events.add(redactJson(event));
+      return;
+    }
     const { broker, runId, workerId } = this.#o;
     const message: EventMessage = { v: NATS_PROTOCOL, runId, workerId, ...redactJson(event) };
     void this.nextTick().then(() => {

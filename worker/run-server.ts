@@ -94,7 +94,7 @@ export class RunServer {
     this.#runId = manifest.runId;
     this.#deps = deps;
     this.#presence = new RunPresence({ broker: deps.broker, workerId: deps.workerId, fingerprint: deps.suite.fingerprint, slots: deps.slots.size }, manifest.runId, () => this.#busy);
-    this.#publisher = new ResultPublisher({ broker: deps.broker, runId: manifest.runId, workerId: deps.workerId, abort: deps.abort, metrics: deps.metrics, maxOutputBytes: manifest.maxOutputBytes });
+    this.#publisher = new ResultPublisher({ broker: deps.broker, runId: manifest.runId, workerId: deps.workerId, abort: deps.abort, metrics: deps.metrics, maxOutputBytes: manifest.maxOutputBytes, batchEvents: manifest.eventBatches });
     this.#startGate = manifest.startGate ? new StartGate(deps.broker.nc, manifest.runId, deps.workerId, deps.logger) : null;
     setMaxListeners(0, this.#cancel.signal);
     // One signal for every case of the run: AbortSignal.any per case was a measurable cost.

@@ -1,6 +1,6 @@
 import type { ConsumerMessages } from "@nats-io/jetstream";
 import { applyCasePassRule, casePassRateOf } from "../../shared/trials/case-pass-rule.ts";
-import { aggregateRepeats } from "../../shared/trials/fold-repeats.ts";
+import { MAX_REPEAT, aggregateRepeats } from "../../shared/trials/fold-repeats.ts";
 import { adaptiveMarkOf, adaptiveStep, passedTrials, type AdaptiveRule } from "../../shared/trials/adaptive-repeats.ts";
 import type { AdaptiveCollecting } from "./adaptive-collecting.ts";
 
@@ -8,16 +8,16 @@ export type { AdaptiveCollecting } from "./adaptive-collecting.ts";
 import { BUILTIN_PRICES, priceUsage, type PriceTable } from "../../shared/providers/prices.ts";
 import type { RunEvent } from "../../shared/case/agent.ts";
 import type { Broker } from "../../shared/broker/setup.ts";
-import { RESULTS_STREAM, indexOfSubject, resultSubjectParts, resultSubjects } from "../../shared/broker/subjects.ts";
-import { TrialLedger, deliveryKey, type Delivery } from "../run/trial-ledger.ts";
+import { RESULTS_STREAM, eventBatchSubject, resultSubjectParts, resultSubjects } from "../../shared/broker/subjects.ts";
+import { TrialLedger, type Delivery } from "../run/trial-ledger.ts";
 import { errorMessage } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { CaseResult } from "../../shared/result/result.ts";
 import { resultShell } from "../../shared/result/result-shell.ts";
 import { sleep } from "../../shared/process/sleep.ts";
 import type { RunTokens } from "../../shared/wire/case-token.ts";
-import { EventMessageSchema, NATS_PROTOCOL, tryParseJson } from "../../shared/wire/nats.ts";
-import { versionMismatch } from "../../shared/wire/protocol.ts";
+import type { BatchedEvent } from "../../shared/wire/nats.ts";
+import { readLiveEvents } from "./live-events.ts";
 import { callSyncHook, type SuiteHooks } from "../../shared/hooks.ts";
 import { ResultCollector } from "../run/reassemble.ts";
 import { ValuePool } from "../run/value-pool.ts";
@@ -32,8 +32,8 @@ import { checkResultMessage, type ResultCheckContext } from "./result-check.ts";
  * called here, once per case.
  */
 
-/** One decoder for every message, not a new one per result. */
-const utf8 = new TextDecoder();
+/** A delivery's key in the map of started trials: a number, not a string built per event and per result. */
+const startKey = (index: number, trial: number): number => index * (MAX_REPEAT + 1) + trial;
 
 /** Results taken from the stream per pull of the ordered consumer, in messages. */
 const RESULTS_PER_PULL_MESSAGES = 512;
@@ -101,8 +101,8 @@ export class RunCollector {
   readonly #hooks: SuiteHooks;
   readonly #log: Logger;
   readonly #listener: CollectListener;
-  /** Trials a worker said it started and whose result has not arrived: the worker's id by delivery key. */
-  readonly #started = new Map<string, string>();
+  /** Trials a worker said it started and whose result has not arrived: the worker's id by {@link startKey}. */
+  readonly #started = new Map<number, string>();
   /** In-flight trials per worker id, kept with {@link #started} (read at every start and end: never recounted). */
   readonly #busy = new Map<string, number>();
   #tail: ConsumerMessages | null = null;
@@ -120,9 +120,11 @@ export class RunCollector {
   readonly #done = (trials: readonly CaseResult[]): boolean => this.#wantsNoMore(this.#results.selectedAt(trials[0]!.index)!, trials);
   /** One copy of the strings and lists results repeat: every result is kept until the report. */
   readonly #pool = new ValuePool();
+  readonly #batchSubject: string;
 
   constructor(options: RunCollectorOptions) {
     this.#runId = options.runId;
+    this.#batchSubject = eventBatchSubject(options.runId);
     this.#results = new ResultCollector(options.selected);
     this.#ledger = new TrialLedger(options.selected, options.trials ?? 1);
     this.#adaptive = options.adaptive ?? null;
@@ -270,27 +272,29 @@ export class RunCollector {
     if (sel && !this.hasTrial(sel.index, trial)) this.accept(this.errorResult(sel, `worker: ${why}`, 1), source, trial);
   }
 
-  /** A live event: a case started on a worker, or one of its run events (for `-v`). Disposable: a bad one is dropped. */
+  /**
+   * A message of the run's live events: one worker's batch, or a single event (live-events.ts);
+   * each event a trial started on the worker, or one of its run events (for `-v`). Disposable: a
+   * bad message is dropped.
+   */
   onEvent(data: Uint8Array, subject: string): void {
-    const raw = tryParseJson(utf8.decode(data));
-    const parsed = EventMessageSchema.safeParse(raw);
-    if (!parsed.success) {
-      const mismatch = versionMismatch(raw, { ours: NATS_PROTOCOL, what: "event message", who: "coordinator" });
-      if (mismatch !== null) this.#logOnce("event-version", subject, `disposing of event messages of another protocol version (said once per run): ${mismatch}`);
-      return;
-    }
-    if (parsed.data.runId !== this.#runId || indexOfSubject(subject) !== parsed.data.index) return;
-    const e = parsed.data;
+    const read = readLiveEvents(data, subject, this.#runId, this.#batchSubject);
+    if (read.kind === "version") this.#logOnce("event-version", subject, `disposing of event messages of another protocol version (said once per run): ${read.why}`);
+    if (read.kind !== "ok") return;
+    for (const e of read.events) this.#onLiveEvent(e, read.workerId);
+  }
+
+  #onLiveEvent(e: BatchedEvent, workerId: string): void {
     const sel = this.#results.selectedAt(e.index);
     if (!sel || this.hasTrial(e.index, e.trial) || !this.#ledger.isPlanned(e.index, e.trial)) return;
     this.#listener.onWorkerActive();
     if (e.kind === "started") {
-      const key = deliveryKey(e.index, e.trial);
+      const key = startKey(e.index, e.trial);
       const before = this.#started.get(key);
-      if (before === e.workerId) return;
+      if (before === workerId) return;
       if (before !== undefined) this.#unbusy(before);
-      this.#started.set(key, e.workerId);
-      this.#busy.set(e.workerId, (this.#busy.get(e.workerId) ?? 0) + 1);
+      this.#started.set(key, workerId);
+      this.#busy.set(workerId, (this.#busy.get(workerId) ?? 0) + 1);
       this.#listener.onInFlightChanged();
       // The case starts once, at its first trial's start.
       if (!this.#caseStarted || this.#caseStarted[e.index] === 1) return;
@@ -321,7 +325,7 @@ export class RunCollector {
       return;
     }
     this.#trialsIn++;
-    const key = deliveryKey(result.index, trial);
+    const key = startKey(result.index, trial);
     const worker = this.#started.get(key);
     if (worker !== undefined) {
       this.#started.delete(key);

@@ -123,7 +123,7 @@ export class DistributedRun {
   ) {
     this.#nc = nc;
     this.#broker = broker;
-    this.#tokens = tokens;
+    this.#tokens = tokens.remember(suite.cases.length);
     this.#suite = suite;
     this.#selected = selected;
     this.#runId = runId;
@@ -269,7 +269,7 @@ export class DistributedRun {
   async #publish(manifest: RunManifest): Promise<void> {
     await this.#putState("publishing");
     const queued = this.#resumeManifest ? await queuedDeliveries(this.#broker, this.#runId) : new Set<string>();
-    const todo = trialsOf(this.#selected, manifest.repeat).filter((d) => !this.#collector.hasTrial(d.sel.index, d.trial) && !queued.has(deliveryKey(d.sel.index, d.trial)));
+    const todo = trialsOf(this.#selected, manifest.repeat).filter((d) => !this.#collector.hasTrial(d.sel.index, d.trial) && (queued.size === 0 || !queued.has(deliveryKey(d.sel.index, d.trial))));
     this.#state.startHeartbeat();
     const published = await publishCases(this.#broker, manifest, this.#tokens, todo, () => this.#machine.stopping);
     this.#log.info({ published }, "cases published");

@@ -12,7 +12,8 @@ import { sleep } from "../../shared/process/sleep.ts";
 import type { LoadedSuite } from "../../shared/suite/suite.ts";
 import { encodeSelection } from "../../shared/wire/case-selection.ts";
 import type { RunTokens } from "../../shared/wire/case-token.ts";
-import { NATS_PROTOCOL, type CaseMessage, type RunManifest } from "../../shared/wire/nats.ts";
+import { NATS_PROTOCOL, type RunManifest } from "../../shared/wire/nats.ts";
+import { CaseMessageBody } from "./case-message-body.ts";
 import type { ScoringMethod } from "../../shared/datasets/scoring-methods.ts";
 import type { RunSettings } from "../../shared/run-settings.ts";
 import { checkPassThreshold, checkRepeat } from "../run/policy.ts";
@@ -37,10 +38,11 @@ export interface TrialToPublish {
 
 /** Trials 1..`trials` of every case, case by case (a case's trials go out together, so its result folds early). */
 export function trialsOf(cases: readonly SelectedCase[], trials: number): TrialToPublish[] {
+  if (trials === 1) return cases.map((sel) => ({ sel, trial: 1 }));
   return cases.flatMap((sel) => Array.from({ length: trials }, (_, i) => ({ sel, trial: i + 1 })));
 }
 
-/** Cases published at once (each waits for its PubAck), in messages. */
+/** Case messages in flight at once (each waits for its PubAck), in messages. */
 const PUBLISH_WINDOW_MESSAGES = 256;
 /** Attempts per case message before publishing gives up (with a growing pause between them). */
 const PUBLISH_ATTEMPTS = 5;
@@ -126,6 +128,8 @@ export function newManifest(runId: string, suite: LoadedSuite, selected: readonl
     retries: settings.retries ?? 0,
     limits: settings.limits ?? suite.limits ?? {},
     startGate: hasBudget(settings.budget),
+    // This coordinator reads batched live events (collect.ts): workers may send them so.
+    eventBatches: true,
     // The suite's threshold applies unless the caller gives one (null included: "none").
     passThreshold: checkPassThreshold(settings.passThreshold !== undefined ? settings.passThreshold : (suite.passThreshold ?? null)),
     evalFunctions: [...(settings.evalFunctions ?? [])],
@@ -209,7 +213,7 @@ export async function queuedDeliveries(broker: Broker, runId: string): Promise<S
 }
 
 /**
- * Publishes one message per trial, {@link PUBLISH_WINDOW_MESSAGES} at a time, until done or
+ * Publishes one message per trial, {@link PUBLISH_WINDOW_MESSAGES} in flight at a time, until done or
  * `stopping()` says the run is being cancelled. Returns how many were published.
  */
 export async function publishCases(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly TrialToPublish[], stopping: () => boolean): Promise<number> {
@@ -228,27 +232,71 @@ export async function publishCases(broker: Broker, manifest: RunManifest, tokens
   return published;
 }
 
-async function publishWindows(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly TrialToPublish[], stopping: () => boolean, traceparent: string | null): Promise<number> {
+/**
+ * Keeps between half of {@link PUBLISH_WINDOW_MESSAGES} and all of it in flight (topped up once
+ * half the window's PubAcks are back, rather than a window waiting for its slowest), so the broker
+ * always has work queued.
+ * A case counts as published only once its PubAck says it is stored.
+ */
+function publishWindows(broker: Broker, manifest: RunManifest, tokens: RunTokens, cases: readonly TrialToPublish[], stopping: () => boolean, traceparent: string | null): Promise<number> {
   const runId = manifest.runId;
+  const body = new CaseMessageBody(runId, manifest.suite.fingerprint, traceparent);
   let published = 0;
-  for (let i = 0; i < cases.length && !stopping(); i += PUBLISH_WINDOW_MESSAGES) {
-    await Promise.all(
-      cases.slice(i, i + PUBLISH_WINDOW_MESSAGES).map(async ({ sel: s, trial }) => {
-        const msg: CaseMessage = { v: NATS_PROTOCOL, runId, index: s.index, trial, name: s.case.name, fingerprint: manifest.suite.fingerprint, token: tokens.token(s.index, trial), ...(traceparent ? { traceparent } : {}) };
-        for (let tries = 1; ; tries++) {
-          try {
-            await broker.publisher.publish(caseSubject(runId, s.index, trial), JSON.stringify(msg), { msgId: caseMsgId(runId, s.index, trial) });
-            published++;
-            return;
-          } catch (err) {
-            if (tries >= PUBLISH_ATTEMPTS) throw new EvalfleetError(ErrorCode.BrokerUnreachable, `cannot publish case ${s.index} (trial ${trial}): ${errorMessage(err)}`);
-            await sleep(200 * 2 ** tries);
-          }
-        }
-      }),
-    );
+  let next = 0;
+  let inFlight = 0;
+  let failed: unknown = null;
+  let scheduled = false;
+  return new Promise<number>((resolve, reject) => {
+    // Refilled once half the window is back, not per PubAck: the publishes go out a few socket
+    // writes per half window (refilled per PubAck, the writes cost four times the window's CPU).
+    const refill = (): void => {
+      scheduled = false;
+      pump();
+    };
+    const settled = (): void => {
+      inFlight--;
+      if (scheduled || inFlight > PUBLISH_WINDOW_MESSAGES / 2) return;
+      scheduled = true;
+      setImmediate(refill);
+    };
+    const stored = (): void => {
+      published++;
+      settled();
+    };
+    const refused = (err: unknown): void => {
+      failed ??= err;
+      settled();
+    };
+    const pump = (): void => {
+      while (inFlight < PUBLISH_WINDOW_MESSAGES && next < cases.length && failed === null && !stopping()) {
+        const { sel, trial } = cases[next++]!;
+        inFlight++;
+        const index = sel.index;
+        const text = body.encode(index, trial, sel.case.name, tokens.token(index, trial));
+        broker.publisher.publish(caseSubject(runId, index, trial), text, { msgId: caseMsgId(runId, index, trial) }).then(stored, (err) => retry(broker, runId, index, trial, text, err).then(stored, refused));
+      }
+      if (inFlight === 0) {
+        if (failed === null) resolve(published);
+        else reject(failed);
+      }
+    };
+    pump();
+  });
+}
+
+/** A case message whose publish failed: tried again with a growing pause, {@link PUBLISH_ATTEMPTS} times in all. */
+async function retry(broker: Broker, runId: string, index: number, trial: number, text: string, first: unknown): Promise<void> {
+  let err = first;
+  for (let tries = 1; ; tries++) {
+    if (tries >= PUBLISH_ATTEMPTS) throw new EvalfleetError(ErrorCode.BrokerUnreachable, `cannot publish case ${index} (trial ${trial}): ${errorMessage(err)}`);
+    await sleep(200 * 2 ** tries);
+    try {
+      await broker.publisher.publish(caseSubject(runId, index, trial), text, { msgId: caseMsgId(runId, index, trial) });
+      return;
+    } catch (e) {
+      err = e;
+    }
   }
-  return published;
 }
 
 /**

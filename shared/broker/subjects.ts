@@ -10,7 +10,8 @@ import { EvalfleetError, ErrorCode } from "../errors.ts";
  * KV     EVALFLEET_CACHE    <sha256>                          shared response cache (`--cache shared`)
  * stream EVALFLEET_CASES    evalfleet.<run>.cases.<delivery>  WorkQueue (delivery: <index>, or <index>t<trial> past trial 1)
  * stream EVALFLEET_RESULTS  evalfleet.<run>.results.<delivery>-<seal>   Limits
- * core   evalfleet.<run>.events.<index>                       live progress, disposable
+ * core   evalfleet.<run>.events.<index>                       live progress, disposable (one event; an older worker's)
+ * core   evalfleet.<run>.events.batch                         live progress, disposable (a worker's events of one tick)
  * core   evalfleet.<run>.limits.acquire                       a worker asks the coordinator for a provider permit (request/reply)
  * core   evalfleet.<run>.limits.release                       a worker gives a permit back, with what the provider said
  * core   evalfleet.<run>.starts                               a worker asks the coordinator whether a case may start (a run with a budget; request/reply)
@@ -116,7 +117,15 @@ export function resultSubjects(runId: string): string {
 export function eventSubject(runId: string, index: number): string {
   return `${SUBJECT_ROOT}.${runId}.events.${index}`;
 }
-/** Every event subject of a run. */
+/**
+ * The core subject of a worker's batched live events (shared/wire/nats.ts `EventBatchSchema`):
+ * one token under `events`, so the subscription and the permissions that name
+ * `evalfleet.*.events.*` cover it, and no index reads `batch`.
+ */
+export function eventBatchSubject(runId: string): string {
+  return `${SUBJECT_ROOT}.${runId}.events.batch`;
+}
+/** Every event subject of a run (single events and batches). */
 export function eventSubjects(runId: string): string {
   return `${SUBJECT_ROOT}.${runId}.events.*`;
 }

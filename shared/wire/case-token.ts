@@ -37,8 +37,16 @@ export function newRunKey(): Buffer {
 
 /** The token of trial `trial` (1-based) of case `index` of run `runId` under the run's key. */
 export function caseToken(runKey: Uint8Array, runId: string, index: number, trial: number): string {
-  return createHmac("sha256", runKey).update(`evalfleet case token\n${runId}\n${index}\n${trial}`).digest("base64url");
+  return caseTokenBytes(runKey, runId, index, trial).toString("base64url");
 }
+
+/** The 32 bytes of {@link caseToken}. */
+function caseTokenBytes(runKey: Uint8Array, runId: string, index: number, trial: number): Buffer {
+  return createHmac("sha256", runKey).update(`evalfleet case token\n${runId}\n${index}\n${trial}`).digest();
+}
+
+/** Bytes of a token (an HMAC-SHA256). */
+const TOKEN_BYTES = 32;
 
 /** The seal of a token: what a result subject carries instead of the token itself. */
 export function resultSeal(token: string): string {
@@ -49,6 +57,10 @@ export function resultSeal(token: string): string {
 export class RunTokens {
   readonly #key: Uint8Array;
   readonly #runId: string;
+  /** The first trials' tokens computed so far, {@link TOKEN_BYTES} each by case index; null until {@link remember}. */
+  #kept: Buffer | null = null;
+  /** 1 for each case index whose first trial's token is in {@link #kept}. */
+  #known: Uint8Array | null = null;
 
   constructor(runKey: Uint8Array, runId: string) {
     if (runKey.length !== RUN_KEY_BYTES) throw new RangeError(`a run key has ${RUN_KEY_BYTES} bytes, got ${runKey.length}`);
@@ -56,9 +68,28 @@ export class RunTokens {
     this.#runId = runId;
   }
 
+  /**
+   * Keeps each first trial's token of the cases below `caseCount` once computed (33 bytes a case,
+   * for as long as this object lives): a coordinator computes a case's token for its message and
+   * again for its result, an HMAC each, which was a tenth of its CPU per case. Returns this.
+   */
+  remember(caseCount: number): this {
+    this.#kept = Buffer.alloc(caseCount * TOKEN_BYTES);
+    this.#known = new Uint8Array(caseCount);
+    return this;
+  }
+
   /** The token of a trial (1-based; default 1) of the case at a declaration index. */
   token(index: number, trial = 1): string {
-    return caseToken(this.#key, this.#runId, index, trial);
+    const kept = this.#kept;
+    const known = this.#known;
+    if (kept === null || known === null || trial !== 1 || !(index >= 0 && index < known.length)) return caseToken(this.#key, this.#runId, index, trial);
+    const at = index * TOKEN_BYTES;
+    if (known[index] === 1) return kept.toString("base64url", at, at + TOKEN_BYTES);
+    const bytes = caseTokenBytes(this.#key, this.#runId, index, trial);
+    bytes.copy(kept, at);
+    known[index] = 1;
+    return bytes.toString("base64url");
   }
 
   /** The seal of that token. */

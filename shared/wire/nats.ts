@@ -90,6 +90,12 @@ export const RunManifestSchema = lazySchema(() => z.object({
    * Default false, so an older manifest reads (its workers start cases without asking).
    */
   startGate: z.boolean().default(false),
+  /**
+   * Whether the run's coordinator reads live events in batches ({@link EventBatchSchema}): a worker
+   * sends its events so only when it does. Default false, so an older coordinator's manifest gets
+   * one message per event (it would drop a batch as malformed).
+   */
+  eventBatches: z.boolean().default(false),
   /** Retries of a case whose failure is `infra` (`--retries`), on the worker that ran it. Default 0. */
   retries: z.number().int().nonnegative().default(0),
   /**
@@ -240,6 +246,31 @@ export const EventMessageSchema = lazySchema(() => z.object({
   event: z.record(z.string(), z.unknown()).optional(),
 }));
 export type EventMessage = z.infer<typeof EventMessageSchema>;
+
+/** Events per {@link EventBatchSchema} message, at most. */
+export const MAX_EVENTS_PER_BATCH = 1024;
+
+/** One event of an {@link EventBatchSchema} message: an {@link EventMessageSchema} without what the batch says once. */
+export const BatchedEventSchema = lazySchema(() => z.object({
+  index: z.number().int().nonnegative(),
+  trial: Trial,
+  kind: z.enum(["started", "event"]),
+  event: z.record(z.string(), z.unknown()).optional(),
+}));
+export type BatchedEvent = z.infer<typeof BatchedEventSchema>;
+
+/**
+ * `evalfleet.<run>.events.batch` (core NATS, disposable): the live events one worker had within
+ * one turn of its event loop, in the order they happened, each read as the {@link EventMessage}
+ * of the batch's run and worker. Sent only to a coordinator whose manifest says `eventBatches`.
+ */
+export const EventBatchSchema = lazySchema(() => z.object({
+  v: V,
+  runId: z.string(),
+  workerId: z.string(),
+  events: z.array(BatchedEventSchema).min(1).max(MAX_EVENTS_PER_BATCH),
+}));
+export type EventBatch = z.infer<typeof EventBatchSchema>;
 
 /** `EVALFLEET_RUN_KEYS` `<run>`: the run's key (base64), from which every delivery token of the run is derived. */
 export const RunKeyRecordSchema = lazySchema(() => z.object({ v: V, runId: z.string(), key: z.string().min(1), createdAt: z.string() }));

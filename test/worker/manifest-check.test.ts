@@ -29,6 +29,7 @@ const manifest: RunManifest = {
   retries: 0,
   limits: {},
   startGate: false,
+  eventBatches: true,
   passThreshold: null,
   evalFunctions: [],
   scoringMethod: null,

@@ -9,7 +9,7 @@ import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { loadSuite, type LoadedSuite } from "../../../shared/suite/suite.ts";
 import { createLogger } from "../../../shared/logger.ts";
-import { eventSubject, resultSubject } from "../../../shared/broker/subjects.ts";
+import { eventBatchSubject, eventSubject, resultSubject } from "../../../shared/broker/subjects.ts";
 import { NATS_PROTOCOL, type ResultMessage } from "../../../shared/wire/nats.ts";
 import { RunTokens, newRunKey } from "../../../shared/wire/case-token.ts";
 import { resultShell } from "../../../shared/result/result-shell.ts";
@@ -109,6 +109,40 @@ describe("RunCollector", () => {
     // Garbage of our own version is dropped without a word (events are disposable).
     c.onEvent(new TextEncoder().encode("{not json"), eventSubject(runId, 0));
     assert.equal(lines().length, 1);
+  });
+
+  test("a worker's batch of events is read as its events one by one: in order, with the batch's worker, after the same checks", () => {
+    const starts: string[] = [];
+    const runEvents: string[] = [];
+    const { c, counts, lines } = collector();
+    const hooked = new RunCollector({
+      runId,
+      selected: selectCases(suite.cases, {}),
+      hooks: { onCaseStart: (cs) => void starts.push(cs.name), onRunEvent: (cs, e) => void runEvents.push(`${cs.name}:${String((e as { n?: number }).n)}`) },
+      logger: createLogger({ level: "error" }),
+      tokens,
+      presence: () => true,
+      listener: { onAccepted: () => undefined, onInFlightChanged: () => undefined, onWorkerActive: () => undefined },
+    });
+    const batch = (events: unknown[], extra: Record<string, unknown> = {}) => bytes({ v: NATS_PROTOCOL, runId, workerId: "host/2", events, ...extra });
+    const events = [{ index: 0, trial: 1, kind: "started" }, { index: 2, kind: "started" }, { index: 0, trial: 1, kind: "event", event: { n: 1 } }, { index: 0, trial: 1, kind: "event", event: { n: 2 } }, { index: 9, trial: 1, kind: "started" }];
+    for (const x of [c, hooked]) x.onEvent(batch(events), eventBatchSubject(runId));
+    assert.deepEqual([...c.busyByWorker()], [["host/2", 2]], "an unknown case in the batch is skipped, the others counted");
+    assert.equal(counts.active, 4);
+    assert.deepEqual(starts, ["alpha", "gamma"]);
+    assert.deepEqual(runEvents, ["alpha:1", "alpha:2"], "in the order the worker sent them");
+    // Another run's batch, a malformed one, an empty one, and a batch on a single event's subject are dropped whole.
+    c.onEvent(batch([{ index: 1, trial: 1, kind: "started" }], { runId: "other" }), eventBatchSubject(runId));
+    c.onEvent(batch([{ index: 1, trial: 1, kind: "begun" }]), eventBatchSubject(runId));
+    c.onEvent(batch([]), eventBatchSubject(runId));
+    c.onEvent(batch([{ index: 1, trial: 1, kind: "started" }]), eventSubject(runId, 1));
+    assert.equal(c.inFlight, 2);
+    assert.deepEqual(lines(), []);
+    c.onEvent(batch([{ index: 1, trial: 1, kind: "started" }], { v: NATS_PROTOCOL + 1 }), eventBatchSubject(runId));
+    assert.deepEqual(lines(), [`disposing of event messages of another protocol version (said once per run): event batch speaks protocol version ${NATS_PROTOCOL + 1}; this coordinator speaks ${NATS_PROTOCOL}`]);
+    // A single event (a worker of an evalfleet before batches) still counts.
+    c.onEvent(bytes({ v: NATS_PROTOCOL, runId, index: 1, trial: 1, workerId: "host/1", kind: "started" }), eventSubject(runId, 1));
+    assert.deepEqual([...c.busyByWorker()].sort(), [["host/1", 1], ["host/2", 2]]);
   });
 
   test("a result without the case's token, or with another one, is dropped, said once per run and reason; the real result is accepted after it", () => {
