@@ -15,5 +15,5 @@ const heapBefore = process.memoryUsage().heapUsed;
 const outcome = await runDistributed(suite, { nats: { servers: [url] }, runId, waitForWorkersSeconds: 60 });
 gc();
 const heapAfter = process.memoryUsage().heapUsed;
-console.log(JSON.stringify({ cases: suite.cases.length, passed: outcome.suite.passed, incomplete: outcome.incomplete, heapBefore, heapAfter, held: outcome.suite.results.length }));
+console.log(JSON.stringify({ cases: suite.cases.length, passed: outcome.suite.passed, incomplete: outcome.incomplete, heapBefore, heapAfter, held: outcome.suite.total }));
 process.exit(0);
