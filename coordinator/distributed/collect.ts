@@ -126,7 +126,7 @@ export class RunCollector {
   readonly #checkContext: ResultCheckContext;
   /** Asked once a case's planned trials are in: built once, not a closure per result. */
   readonly #done = (trials: readonly CaseResult[]): boolean => this.#wantsNoMore(this.#results.selectedAt(trials[0]!.index)!, trials);
-  /** One copy of the strings and lists results repeat: every result is kept until the report. */
+  /** One copy of the strings and lists results repeat: for trials waiting to be folded, and results held without a spool. */
   readonly #pool = new ValuePool();
 
   constructor(options: RunCollectorOptions) {
