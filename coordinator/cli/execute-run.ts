@@ -14,6 +14,7 @@ import { ExitCode, exitCodeFor } from "../run/exit-code.ts";
 import { describeSelector, selectCases, type SelectedCase } from "../run/select.ts";
 import { ConsoleReporter, printCaseList, printSummary } from "../report/console.ts";
 import { jsonReportText, writeReport } from "../report/files.ts";
+import { writeJsonReport } from "../report/json-report.ts";
 import { toJUnitXml } from "../report/junit.ts";
 import type { CliRecording } from "../history/recording/cli-recording.ts";
 import { cliSettingsInput, type RunConfig } from "./config.ts";
@@ -157,9 +158,11 @@ export async function executeRun(suite: LoadedSuite, config: RunConfig, io: Reso
   else if (result.cancelled) out.write(`run cancelled: ${result.skipped} case${result.skipped === 1 ? "" : "s"} not run\n`);
   const gate = recording ? await recording.finish(result, incomplete !== null, out) : null;
   let reportFailed = false;
-  if (config.jsonOutput) reportFailed = !(await writeReportAnnounced(io, "json", config.jsonOutput, jsonReportText(result.toJSON()))) || reportFailed;
+  // The JSON report a case at a time: a distributed run's results are read back from its spool.
+  if (config.jsonOutput) reportFailed = !(await writeReportAnnounced(io, "json", config.jsonOutput, (path) => writeJsonReport(path, result))) || reportFailed;
   if (config.junit) reportFailed = !(await writeReportAnnounced(io, "junit", config.junit, toJUnitXml(result, suite.name))) || reportFailed;
   const code = exitCodeFor(result, { reportFailed, incomplete: incomplete !== null, infraErrorsIncomplete: config.providers.infraErrorsIncomplete });
+  result.release();
   // --fail-on-regression: the run is significantly worse than its baseline (gate.ts), even when a pass threshold is met.
   return code === ExitCode.Ok && gate?.failed ? ExitCode.Failed : code;
 }
@@ -219,9 +222,9 @@ async function openRecording(
   );
 }
 
-async function writeReportAnnounced(io: ResolvedIO, kind: "json" | "junit", path: string, text: string): Promise<boolean> {
+async function writeReportAnnounced(io: ResolvedIO, kind: "json" | "junit", path: string, text: string | ((path: string) => Promise<void>)): Promise<boolean> {
   try {
-    await writeReport(path, text);
+    await (typeof text === "string" ? writeReport(path, text) : text(path));
     io.stdout.write(`${kind} output: ${safeText(path)}\n`);
     return true;
   } catch (err) {

@@ -19,7 +19,9 @@ import type { RunTokens } from "../../shared/wire/case-token.ts";
 import type { BatchedEvent } from "../../shared/wire/nats.ts";
 import { readLiveEvents } from "./live-events.ts";
 import { callSyncHook, type SuiteHooks } from "../../shared/hooks.ts";
-import { ResultCollector } from "../run/reassemble.ts";
+import { ResultCollector, type FinishOptions } from "../run/reassemble.ts";
+import { openResultSpool } from "../run/result-spool.ts";
+import type { ResultSource } from "../../shared/result/result-source.ts";
 import { ValuePool } from "../run/value-pool.ts";
 import type { SelectedCase } from "../run/select.ts";
 import { checkResultMessage, type ResultCheckContext } from "./result-check.ts";
@@ -82,6 +84,12 @@ export interface RunCollectorOptions {
   adaptive?: AdaptiveCollecting | null;
   /** Told of the trials adaptive repeats planned, to publish them. */
   onMore?: (deliveries: Delivery[]) => void;
+  /**
+   * Keep each case's result in a temporary file once its hooks have run (coordinator/run/result-spool.ts),
+   * not in memory: the reports read them back in declaration order. Default true; false (or a
+   * spool that cannot be opened) holds every result until the end.
+   */
+  spool?: boolean;
 }
 
 /** Accepts the first result per trial of a selected case, from the stream, from events, and from loss records. */
@@ -118,14 +126,14 @@ export class RunCollector {
   readonly #checkContext: ResultCheckContext;
   /** Asked once a case's planned trials are in: built once, not a closure per result. */
   readonly #done = (trials: readonly CaseResult[]): boolean => this.#wantsNoMore(this.#results.selectedAt(trials[0]!.index)!, trials);
-  /** One copy of the strings and lists results repeat: every result is kept until the report. */
+  /** One copy of the strings and lists results repeat: for trials waiting to be folded, and results held without a spool. */
   readonly #pool = new ValuePool();
   readonly #batchSubject: string;
 
   constructor(options: RunCollectorOptions) {
     this.#runId = options.runId;
     this.#batchSubject = eventBatchSubject(options.runId);
-    this.#results = new ResultCollector(options.selected);
+    this.#results = new ResultCollector(options.selected, options.spool === false ? null : openResultSpool(options.selected, (err) => options.logger.warn({ err: errorMessage(err) }, "cannot open a file for the run's results; they are kept in memory")));
     this.#ledger = new TrialLedger(options.selected, options.trials ?? 1);
     this.#adaptive = options.adaptive ?? null;
     this.#minTrials = options.trials ?? 1;
@@ -400,6 +408,8 @@ export class RunCollector {
     applyCasePassRule(result, sel.case.passRate, this.#casePassRate);
     if (rule && result.repeats) result.adaptive = adaptiveMarkOf(result.repeats, rule);
     if (this.#hooks.onCaseEnd) callSyncHook("onCaseEnd", () => this.#hooks.onCaseEnd!(sel.case, result), (m) => result.addError(m));
+    // Kept as its hooks left it (a hook's error in it, the recorder's transcript let go of).
+    this.#results.keep(result);
     if (tell) this.#listener.onAccepted(result);
   }
 
@@ -421,9 +431,10 @@ export class RunCollector {
 
   /**
    * Every case in declaration order; one without a result is skipped with `skipReason` (and told
-   * to `onCaseEnd`). A case some of whose trials ran is folded with the others skipped.
+   * to `onCaseEnd`). A case some of whose trials ran is folded with the others skipped. `fixSkipped`:
+   * offered each skipped result a worker sent (FinishOptions). A spool's source reads each back as walked.
    */
-  finish(skipReason: string): CaseResult[] {
+  finish(skipReason: string, fixSkipped?: FinishOptions["fixSkipped"]): ResultSource<CaseResult> {
     for (const s of this.#results.missing()) {
       if (this.#ledger.received(s.index) === 0) continue;
       this.#acceptCase(this.#ledger.foldPartial(s.index, () => {
@@ -433,15 +444,11 @@ export class RunCollector {
         return r;
       }), false);
     }
-    const results = this.#results.finish(skipReason);
-    if (this.#hooks.onCaseEnd) {
-      for (const r of results) {
-        // Only the cases skipped here: a skipped result that arrived was told when it was accepted.
-        if (!r.skipped || this.#results.has(r.index)) continue;
-        const sel = this.#results.selectedAt(r.index)!;
-        callSyncHook("onCaseEnd", () => this.#hooks.onCaseEnd!(sel.case, r), (m) => r.addError(m));
-      }
-    }
-    return results;
+    const onCaseEnd = this.#hooks.onCaseEnd;
+    return this.#results.finishSource(skipReason, {
+      // Only the cases skipped here: a skipped result that arrived was told when it was accepted.
+      ...(onCaseEnd ? { onSkipped: (r: CaseResult, sel: SelectedCase) => callSyncHook("onCaseEnd", () => onCaseEnd(sel.case, r), (m) => r.addError(m)) } : {}),
+      ...(fixSkipped ? { fixSkipped } : {}),
+    });
   }
 }

@@ -11,7 +11,7 @@ import { CASES_STREAM, CASSETTE_BUCKET, caseSubjects, eventSubjects, maxDeliveri
 import { isFinishedPhase, type RunManifest, type RunRecordPhase } from "../../shared/wire/nats.ts";
 import { RunStateMachine } from "../run/state.ts";
 import { endedCancelled, SUITE_ABORTED_REASON } from "../run/dispatch-loop.ts";
-import { CANCELLED_BEFORE_START_ERROR } from "../../shared/result/result-shell.ts";
+import { restateCancelledBeforeStart } from "../../shared/result/result-shell.ts";
 import type { SelectedCase } from "../run/select.ts";
 import { checkPassThreshold, checkRepeat } from "../run/policy.ts";
 import type { RunTokens } from "../../shared/wire/case-token.ts";
@@ -147,6 +147,7 @@ export class DistributedRun {
       trials: resume ? resume.repeat : checkRepeat(options.repeat),
       adaptive: adaptiveOf(resume, options, settings, (trials, wanted) => (this.#stopReason() !== null || this.#machine.stopping ? 0 : (this.#meter?.trialsThatFit(trials.map((t) => t.usage), wanted, true) ?? wanted))),
       onMore: (deliveries) => void this.#publishMore(deliveries),
+      spool: options.spoolResults ?? true,
       listener: {
         onAccepted: (result) => this.#onAccepted(result),
         onTrial: (result) => this.#onTrial(result),
@@ -379,10 +380,9 @@ export class DistributedRun {
     const aborted = this.#abortedAfter !== null && this.#incomplete === null;
     const cancelled = this.#cancelReason !== null && !aborted;
     const skipReason = this.#incomplete ?? (aborted ? SUITE_ABORTED_REASON : cancelled ? (this.#cancelReason === BUDGET_EXHAUSTED ? BUDGET_EXHAUSTED : `run cancelled (${this.#cancelReason})`) : "the run ended before the case ran");
-    const results = this.#collector.finish(skipReason);
     // A case a worker had taken but not started when the cancel came was skipped for the run's reason
     // (aborted, budget exhausted, deadline, a user's cancel): the worker only knows it was cancelled.
-    if (aborted || cancelled) for (const r of results) if (r.skipped && r.error === CANCELLED_BEFORE_START_ERROR) r.error = `skipped: ${skipReason}`;
+    const results = this.#collector.finish(skipReason, aborted || cancelled ? (r) => restateCancelledBeforeStart(r, skipReason) : undefined);
     this.#machine.tryTo("done");
     this.#state.stopHeartbeat();
     const refused = this.#startGate?.refused ?? 0;

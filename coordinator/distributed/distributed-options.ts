@@ -78,6 +78,12 @@ export interface DistributedRunOptions extends SuiteHooks, Selector {
   casePassRate?: number | null;
   /** Two-sided confidence of the report's intervals. Default: the statistics' (0.95). */
   confidence?: number;
+  /**
+   * Keep each case's result in a temporary file once it is in, not in memory (coordinator/run/result-spool.ts):
+   * the outcome's `suite` reads them back as it is walked (`cases()`, the reports), and holds them
+   * all only when `suite.results` is read. Default true; false holds every result in memory.
+   */
+  spoolResults?: boolean;
   /** Seconds between reconciliations (lost cases). Default 5. */
   reconcileSeconds?: number;
   /** Cancels the run (SIGINT, SIGTERM). */

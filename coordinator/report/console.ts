@@ -199,10 +199,15 @@ function percent(fraction: number): string {
 export function printSummary(out: Writable, suite: SuiteResult, options: { color?: boolean } = {}): void {
   const k = pc.createColors(options.color ?? false);
   const check = (v: boolean | null): string => (v === null ? DASH : v ? "PASS" : "FAIL");
-  const all = suite.results;
-  const shown = all.length > SUMMARY_TABLE_LIMIT ? all.filter((r) => !r.passed) : all;
-  // The data-driven checks get a column only in runs that have them: other suites keep Agno's table.
-  const expected = all.some((r) => r.expectations);
+  // One walk, keeping only the rows shown (a big run's failing ones): a spooled run's results are read back, not held.
+  const total = suite.total;
+  const shown: CaseResult[] = [];
+  let expected = false;
+  for (const r of suite.cases()) {
+    // The data-driven checks get a column only in runs that have them: other suites keep Agno's table.
+    if (r.expectations) expected = true;
+    if (total <= SUMMARY_TABLE_LIMIT || !r.passed) shown.push(r);
+  }
   const head = ["Case", "Judge", "Reliability", "Scorer", ...(expected ? ["Expected"] : []), "Status", "Time"];
   const rows: string[][] = [];
   for (const r of shown) {
@@ -213,7 +218,7 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   }
   const lines: string[] = ["", "Eval Summary"];
   if (shown.length > 0) lines.push(renderGrid(head, rows));
-  if (shown.length < all.length) lines.push(k.dim(`(${all.length - shown.length} passing cases not listed)`));
+  if (shown.length < total) lines.push(k.dim(`(${total - shown.length} passing cases not listed)`));
   let tally = `\n${suite.passed}/${suite.total} passed`;
   if (suite.failed > 0) tally += `, ${suite.failed} failed`;
   if (suite.skipped > 0) tally += ` (${suite.skipped} skipped)`;
@@ -254,12 +259,13 @@ export function printSummary(out: Writable, suite: SuiteResult, options: { color
   const cache = suite.modelCache;
   if (cache) lines.push(`model cache: ${cache.hits} hit${cache.hits === 1 ? "" : "s"}, ${cache.misses} miss${cache.misses === 1 ? "" : "es"} (hits made no model call)`);
   // Each case that did not pass says why in one line, without -v: what a CI log needs.
-  const failed = all.flatMap((r) => {
+  let failed = 0;
+  for (const r of suite.cases()) {
     const reason = r.passed ? null : firstReason(r);
-    return reason === null ? [] : [[r.name, reason] as const];
-  });
-  for (const [name, reason] of failed.slice(0, ERROR_LINES_LIMIT)) lines.push(`  ${safeText(name)}: ${oneLine(reason)}`);
-  if (failed.length > ERROR_LINES_LIMIT) lines.push(`  ... and ${failed.length - ERROR_LINES_LIMIT} more (see the JSON report)`);
+    if (reason === null) continue;
+    if (++failed <= ERROR_LINES_LIMIT) lines.push(`  ${safeText(r.name)}: ${oneLine(reason)}`);
+  }
+  if (failed > ERROR_LINES_LIMIT) lines.push(`  ... and ${failed - ERROR_LINES_LIMIT} more (see the JSON report)`);
   out.write(lines.join("\n") + "\n");
 }
 

@@ -13,11 +13,17 @@ import { casePassRateInterval } from "../../shared/result/run-statistics.ts";
 export function toJUnitXml(result: SuiteResult, suiteNameGiven: string, timestamp: Date = result.startedAt ? new Date(result.startedAt) : new Date()): string {
   const suite = redactSuite(result);
   const suiteName = redactText(suiteNameGiven);
-  const results = suite.results;
-  const skipped = results.filter((r) => r.skipped).length;
-  const errors = results.filter((r) => !r.skipped && !r.passed && isError(r.error, r.timedOut)).length;
-  const failures = results.filter((r) => !r.skipped && !r.passed).length - errors;
-  const counts = { tests: String(results.length), failures: String(failures), errors: String(errors), skipped: String(skipped), time: seconds(suite.durationSeconds) };
+  // Walked, not held: a spooled run's results are read back one at a time (twice: counts, then cases).
+  let errors = 0;
+  let notPassed = 0;
+  for (const r of suite.cases()) {
+    if (r.skipped || r.passed) continue;
+    notPassed++;
+    if (isError(r.error, r.timedOut)) errors++;
+  }
+  const skipped = suite.skipped;
+  const failures = notPassed - errors;
+  const counts = { tests: String(suite.total), failures: String(failures), errors: String(errors), skipped: String(skipped), time: seconds(suite.durationSeconds) };
   // Names and ids are user-supplied too: attributes get the same cleaning as text.
   const name = clean(suiteName);
   const root = xmlDocument()({ version: "1.0", encoding: "UTF-8" }).ele("testsuites", { name, ...counts });
@@ -53,7 +59,7 @@ export function toJUnitXml(result: SuiteResult, suiteNameGiven: string, timestam
     ["undecided_cases", suite.adaptiveRepeats?.undecidedCases ?? null],
   ];
   for (const [key, value] of statProps) if (value !== null) props.ele("property", { name: key, value: String(value) });
-  for (const r of results) {
+  for (const r of suite.cases()) {
     const tc = ts.ele("testcase", { name: clean(r.name), classname: clean(`${suiteName}.${r.teamId ?? r.agentId ?? "case"}`), time: seconds(r.durationSeconds) });
     // A repeated case: its pass rate, its interval and its rule, as testcase properties (JUnit 5's, which Jenkins and GitLab read).
     const ci = casePassRateInterval(r, stats.confidence);

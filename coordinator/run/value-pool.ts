@@ -1,5 +1,5 @@
 /**
- * One copy of the values that results repeat, for a run that keeps every result until its report:
+ * One copy of the values that results repeat, for results held in memory (a run without a spool, trials waiting to be folded):
  * a parsed message brings its own copy of every string (the worker's id, the agent's id, the run
  * status) and of every list (a case's tags, the tools it called), the same in most results.
  * Interned, a 100,000-case run keeps one of each instead of 100,000 (docs/design.md, "What a case

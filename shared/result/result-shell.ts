@@ -20,3 +20,14 @@ export function resultShell(c: Case, index: number): CaseResult {
   else result.agentId = c.componentId;
   return result;
 }
+
+/**
+ * Restates why a case was skipped when it was skipped {@link CANCELLED_BEFORE_START_ERROR}: a
+ * worker only knows its suite was cancelled, the coordinator knows why (aborted, budget, deadline,
+ * a user's cancel). Returns whether it changed `result`.
+ */
+export function restateCancelledBeforeStart(result: CaseResult, skipReason: string): boolean {
+  if (!result.skipped || result.error !== CANCELLED_BEFORE_START_ERROR) return false;
+  result.error = `skipped: ${skipReason}`;
+  return true;
+}

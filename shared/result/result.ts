@@ -1,11 +1,13 @@
 // runs in: both
 import { passAtKTable } from "../trials/pass-at-k.ts";
 import { meetsCasePassRate } from "../trials/case-pass-rule.ts";
-import { runStatistics, type RunStatistics } from "./run-statistics.ts";
+import type { RunStatistics } from "./run-statistics.ts";
+import { arrayResultSource, type ResultSource } from "./result-source.ts";
+import { tallyCases, type SuiteTally } from "./suite-tally.ts";
 import { caseResultToJSON, type CaseResultJSON, type SuiteResultJSON, type SuiteStatus } from "./result-json.ts";
 import type { CaseResultData } from "../wire/result-data.ts";
 import { classifyCase, mergeErrorKind, type ErrorKind, type ErrorPartKind } from "./error-kind.ts";
-import { usageTotals, type UsageTotals } from "../providers/prices.ts";
+import type { UsageTotals } from "../providers/prices.ts";
 import { statisticsSummary, usageSummary } from "./result-json.ts";
 
 /**
@@ -175,7 +177,6 @@ export interface RunBudget {
 
 /** The results of one run, in declaration order. */
 export class SuiteResult {
-  readonly results: readonly CaseResult[];
   readonly runId: string | null;
   readonly durationSeconds: number;
   /** When the run started (ISO 8601), when known: JUnit's `timestamp` and the results store's start. */
@@ -193,9 +194,21 @@ export class SuiteResult {
   readonly #confidence: number | undefined;
   /** The run's pass rule of a repeated case, or null when unknown. */
   readonly casePassRate: number | null;
+  /** Where the case results come from (shared/result/result-source.ts). */
+  readonly #source: ResultSource<CaseResult>;
+  /** The results in memory: the given array, or a spooled run's once {@link results} was read. */
+  #held: readonly CaseResult[] | null;
+  /** The figures of a source that reads copies (they cannot change): computed once. */
+  #tallied: SuiteTally | null = null;
 
-  constructor(results: readonly CaseResult[] = [], meta: SuiteResultMeta = {}) {
-    this.results = results;
+  /**
+   * `results`: the case results in declaration order, in memory, or a {@link ResultSource} that
+   * reads them back (a distributed run's spool), walked by {@link cases} without holding them all.
+   */
+  constructor(results: readonly CaseResult[] | ResultSource<CaseResult> = [], meta: SuiteResultMeta = {}) {
+    const inMemory = Array.isArray(results);
+    this.#source = inMemory ? arrayResultSource(results as readonly CaseResult[]) : (results as ResultSource<CaseResult>);
+    this.#held = inMemory ? (results as readonly CaseResult[]) : null;
     this.runId = meta.runId ?? null;
     this.durationSeconds = meta.durationSeconds ?? 0;
     this.startedAt = meta.startedAt ?? null;
@@ -208,8 +221,42 @@ export class SuiteResult {
     this.casePassRate = meta.casePassRate ?? null;
   }
 
+  /**
+   * Every case result in declaration order, as an array in memory. A run whose results are spooled
+   * (a distributed run's) reads every one back from its file at the first read and holds them from
+   * then on: about 500 B per trivial case and the full size of each output; a report that can walk
+   * the results reads {@link cases} instead. Changes made to these objects are what the run reports.
+   */
+  get results(): readonly CaseResult[] {
+    if (this.#held === null) {
+      this.#held = [...this.#source];
+      this.#tallied = null;
+    }
+    return this.#held;
+  }
+
+  /** The case results in declaration order, one at a time: a spooled run reads each back as it is reached (a fresh copy each walk). */
+  cases(): Iterable<CaseResult> {
+    return this.#held ?? this.#source;
+  }
+
+  /** Whether the results are read back from a spool (fresh copies each walk), not held in memory (until {@link results} is read). */
+  get spooled(): boolean {
+    return this.#held === null && this.#source.readsCopies;
+  }
+
+  /**
+   * Lets go of a spooled run's file (its results can no longer be read; the figures already
+   * computed stay). Without a call, the file goes when this object is collected or the process
+   * exits. Nothing to do for results in memory.
+   */
+  release(): void {
+    if (this.#held === null) this.#tally();
+    this.#source.close?.();
+  }
+
   /** The same run with other case results (every run-level fact kept: id, duration, start, cancel, threshold, repeat). */
-  withResults(results: readonly CaseResult[]): SuiteResult {
+  withResults(results: readonly CaseResult[] | ResultSource<CaseResult>): SuiteResult {
     return new SuiteResult(results, {
       runId: this.runId,
       durationSeconds: this.durationSeconds,
@@ -225,17 +272,30 @@ export class SuiteResult {
   }
 
   /**
+   * Every figure of the cases, in one walk (shared/result/suite-tally.ts). Results in memory are
+   * mutable until the run is reported, so their figures are computed on each read, in O(cases +
+   * trials); a spool's copies cannot change, so its figures are computed once.
+   */
+  #tally(): SuiteTally {
+    if (this.#tallied) return this.#tallied;
+    const t = tallyCases(this.cases(), this.repeat, this.#confidence);
+    if (this.#held === null && this.#source.readsCopies) this.#tallied = t;
+    return t;
+  }
+
+  /**
    * The run's statistics (shared/result/run-statistics.ts): the pass rate's interval, pass^k, the
    * mean scores with intervals, at the run's confidence. Computed on each read (results are mutable
    * until the run is reported), in O(cases + trials).
    */
   get statistics(): RunStatistics {
-    return runStatistics(this.results, this.#confidence);
+    return statisticsOf(this.#tally());
   }
 
   /** passed / total; 0 for an empty run. */
   get passRate(): number {
-    return this.total === 0 ? 0 : this.passed / this.total;
+    const t = this.#tally();
+    return t.total === 0 ? 0 : t.passed / t.total;
   }
 
   /**
@@ -244,67 +304,74 @@ export class SuiteResult {
    */
   get thresholdMet(): boolean | null {
     if (this.passThreshold === null) return null;
+    const t = this.#tally();
     // The tiny slack absorbs float rounding: 19/20 must meet 0.95.
-    return this.total > 0 && this.passed / this.total >= this.passThreshold - 1e-12;
+    return t.total > 0 && t.passed / t.total >= this.passThreshold - 1e-12;
   }
 
   /** With repeats: the mean over cases of pass@k, k = 1..repeat (a case without runs counts 0); otherwise null. */
   get passAtK(): Record<string, number> | null {
-    if (this.repeat <= 1 || this.total === 0) return null;
-    const sums: number[] = new Array<number>(this.repeat).fill(0);
-    for (const r of this.results) {
-      const p = r.passAtK;
-      if (!p) continue;
-      for (let k = 1; k <= this.repeat; k++) sums[k - 1]! += p[String(k)] ?? 0;
-    }
+    return this.#passAtKOf(this.#tally());
+  }
+
+  #passAtKOf(t: SuiteTally): Record<string, number> | null {
+    if (this.repeat <= 1 || t.total === 0 || !t.passAtKSums) return null;
     const out: Record<string, number> = {};
-    sums.forEach((sum, i) => (out[String(i + 1)] = sum / this.total));
+    t.passAtKSums.forEach((sum, i) => (out[String(i + 1)] = sum / t.total));
     return out;
   }
 
   get total(): number {
-    return this.results.length;
+    return this.#held ? this.#held.length : this.#source.size;
   }
 
   get passed(): number {
-    return this.results.filter((r) => r.passed).length;
+    return this.#tally().passed;
   }
 
   /** Every case that did not pass, skipped ones included. */
   get failed(): number {
-    return this.total - this.passed;
+    const t = this.#tally();
+    return t.total - t.passed;
   }
 
   get skipped(): number {
-    return this.results.filter((r) => r.skipped).length;
+    return this.#tally().skipped;
   }
 
   /** Tokens (agent, judge, both) and cost of the run; cost of cases of unknown cost counted as 0, and how many they are. */
   get usage(): UsageTotals {
-    return usageTotals(this.results.map((r) => r.usage));
+    const u = this.#tally().usage;
+    return { tokens: { ...u.tokens }, costUsd: u.costUsd, unknownCostCases: u.unknownCostCases };
   }
 
   /** Cases that failed for the infrastructure's sake (`error_kind: "infra"`). */
   get infraErrors(): number {
-    return this.results.filter((r) => r.failureKind === "infra").length;
+    return this.#tally().infraErrors;
   }
 
   /** Whether the run failed only for the infrastructure's sake: some case failed, and every failed case is `infra` (skipped ones aside). */
   get onlyInfraFailures(): boolean {
-    const failed = this.results.filter((r) => !r.passed && !r.skipped);
-    return failed.length > 0 && failed.every((r) => r.failureKind === "infra");
+    const t = this.#tally();
+    return t.failedRun > 0 && t.failedRun === t.failedRunInfra;
   }
 
   /** An empty suite is `"FAIL"`, so a mistyped `--tag` cannot pass a gate. */
   get status(): SuiteStatus {
-    return this.total > 0 && this.passed === this.total ? "PASS" : "FAIL";
+    return this.#statusOf(this.#tally());
+  }
+
+  #statusOf(t: SuiteTally): SuiteStatus {
+    return t.total > 0 && t.passed === t.total ? "PASS" : "FAIL";
   }
 
   /** The response cache's hits and misses over every case (`--cache`), or null when no case went through it. */
   get modelCache(): { hits: number; misses: number } | null {
-    const used = this.results.filter((r) => r.modelCache);
-    if (used.length === 0) return null;
-    return { hits: used.reduce((n, r) => n + r.modelCache!.hits, 0), misses: used.reduce((n, r) => n + r.modelCache!.misses, 0) };
+    return this.#modelCacheOf(this.#tally());
+  }
+
+  #modelCacheOf(t: SuiteTally): { hits: number; misses: number } | null {
+    return t.modelCache.cases === 0 ? null : { hits: t.modelCache.hits, misses: t.modelCache.misses };
   }
 
   /**
@@ -313,52 +380,60 @@ export class SuiteResult {
    * interval still around their rule. Null for a fixed repeat.
    */
   get adaptiveRepeats(): AdaptiveRepeatsSummary | null {
+    return this.#adaptiveOf(this.#tally());
+  }
+
+  #adaptiveOf(t: SuiteTally): AdaptiveRepeatsSummary | null {
     if (this.repeatMax <= this.repeat) return null;
-    let spent = 0;
-    let undecided = 0;
-    for (const r of this.results) {
-      spent += r.repeats?.filter((t) => !t.skipped).length ?? 0;
-      if (r.adaptive && !r.adaptive.decided) undecided++;
-    }
-    const max = this.total * this.repeatMax;
-    return { min: this.repeat, max: this.repeatMax, trialsSpent: spent, trialsMax: max, trialsSaved: max - spent, undecidedCases: undecided };
+    const max = t.total * this.repeatMax;
+    return { min: this.repeat, max: this.repeatMax, trialsSpent: t.trialsSpent, trialsMax: max, trialsSaved: max - t.trialsSpent, undecidedCases: t.undecidedCases };
   }
 
-  #adaptiveJSON(): SuiteResultJSON["summary"]["adaptive_repeats"] {
-    const a = this.adaptiveRepeats;
-    return a ? { min: a.min, max: a.max, trials_spent: a.trialsSpent, trials_max: a.trialsMax, trials_saved: a.trialsSaved, undecided_cases: a.undecidedCases } : null;
-  }
-
-  #modelCacheJSON(): { model_cache?: { hits: number; misses: number } } {
-    const cache = this.modelCache;
-    return cache ? { model_cache: cache } : {};
-  }
-
-  /** The stable JSON report: Agno's keys in Agno's order, then additive keys. */
-  toJSON(): SuiteResultJSON {
-    const passed = this.passed;
-    const statistics = this.statistics;
+  /** The JSON report's `summary`: every figure of the run, in the report's key order, from one walk over its cases. */
+  summaryJSON(): SuiteResultJSON["summary"] {
+    const t = this.#tally();
+    const statistics = statisticsOf(t);
+    const a = this.#adaptiveOf(t);
+    const cache = this.#modelCacheOf(t);
     return {
-      summary: {
-        total: this.total,
-        passed,
-        failed: this.total - passed,
-        status: this.status,
-        skipped: this.skipped,
-        run_id: this.runId,
-        duration_seconds: this.durationSeconds,
-        pass_rate: this.total === 0 ? 0 : passed / this.total,
-        pass_threshold: this.passThreshold,
-        repeat: this.repeat,
-        pass_at_k: this.passAtK,
-        infra_errors: this.infraErrors,
-        ...usageSummary(this.usage),
-        budget: this.budget ? { usd: this.budget.usd, tokens: this.budget.tokens, exhausted: this.budget.exhausted } : null,
-        ...this.#modelCacheJSON(),
-        ...statisticsSummary(statistics, this.casePassRate),
-        adaptive_repeats: this.#adaptiveJSON(),
-      },
-      cases: this.results.map((r) => caseResultToJSON(r, statistics.confidence)),
+      total: t.total,
+      passed: t.passed,
+      failed: t.total - t.passed,
+      status: this.#statusOf(t),
+      skipped: t.skipped,
+      run_id: this.runId,
+      duration_seconds: this.durationSeconds,
+      pass_rate: t.total === 0 ? 0 : t.passed / t.total,
+      pass_threshold: this.passThreshold,
+      repeat: this.repeat,
+      pass_at_k: this.#passAtKOf(t),
+      infra_errors: t.infraErrors,
+      ...usageSummary({ tokens: { ...t.usage.tokens }, costUsd: t.usage.costUsd, unknownCostCases: t.usage.unknownCostCases }),
+      budget: this.budget ? { usd: this.budget.usd, tokens: this.budget.tokens, exhausted: this.budget.exhausted } : null,
+      ...(cache ? { model_cache: cache } : {}),
+      ...statisticsSummary(statistics, this.casePassRate),
+      adaptive_repeats: a ? { min: a.min, max: a.max, trials_spent: a.trialsSpent, trials_max: a.trialsMax, trials_saved: a.trialsSaved, undecided_cases: a.undecidedCases } : null,
     };
   }
+
+  /** The JSON report's `cases`, one entry at a time in declaration order (a spooled run reads each result back as it is reached). */
+  *casesJSON(): Generator<CaseResultJSON> {
+    const confidence = statisticsOf(this.#tally()).confidence;
+    for (const r of this.cases()) yield caseResultToJSON(r, confidence);
+  }
+
+  /**
+   * The stable JSON report: Agno's keys in Agno's order, then additive keys. The whole document in
+   * memory: coordinator/report/json-report.ts writes the same text from {@link summaryJSON} and
+   * {@link casesJSON} a case at a time.
+   */
+  toJSON(): SuiteResultJSON {
+    return { summary: this.summaryJSON(), cases: [...this.casesJSON()] };
+  }
+}
+
+/** The statistics of a tally, or the error computing them met (thrown where they are read, as before). */
+function statisticsOf(t: SuiteTally): RunStatistics {
+  if (t.statistics instanceof Error) throw t.statistics;
+  return t.statistics;
 }

@@ -145,7 +145,7 @@ export class CliRecording {
     const decision = decideGate({
       baseline: base.cases,
       history: base.history.map((h) => h.cases),
-      current: result.results.map((r) => trialCase(r.name, r.caseId ?? null, r.toJSON(), this.recording.checksOf(r.index))),
+      current: Array.from(result.cases(), (r) => trialCase(r.name, r.caseId ?? null, r.toJSON(), this.recording.checksOf(r.index))),
       alpha: gate.alpha,
       confidence: gate.confidence,
       quarantineFlaky: gate.quarantineFlaky,

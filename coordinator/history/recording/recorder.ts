@@ -131,26 +131,31 @@ export class RunRecorder {
     const deadline = Date.now() + boundMs;
     const recordedAt = new Date().toISOString();
     const final = new Map<number, string>();
+    const confidence = suite.statistics.confidence;
     // The final form of every result: what changed after it was queued, or never reached the database.
-    for (const r of suite.results) {
+    // Walked, not held: a spooled run's results are read back one at a time.
+    for (const r of suite.cases()) {
       try {
         // Compared without its input (the hash leaves it out): the input is read again only for a row written again.
-        const row = caseRow(this.runId, redactResult(r), recordedAt, this.#o.checksOf(r.index), suite.statistics.confidence);
+        const row = caseRow(this.runId, redactResult(r), recordedAt, this.#o.checksOf(r.index), confidence);
         const hash = hashRow(row);
         final.set(row.index, hash);
         if (this.#written.get(row.index) !== hash && this.#sent.get(row.index) !== hash) {
-          this.#enqueue(caseRow(this.runId, redactResult(r), recordedAt, this.#o.checksOf(r.index), suite.statistics.confidence, this.#input(r.index)), true);
+          this.#enqueue(caseRow(this.runId, redactResult(r), recordedAt, this.#o.checksOf(r.index), confidence, this.#input(r.index)), true);
         }
       } catch (err) {
         this.#fail(1, err);
       }
     }
     const drained = await this.#drain(deadline);
-    const notRecorded = suite.results.filter((r) => this.#written.get(r.index) === undefined || this.#written.get(r.index) !== final.get(r.index)).length;
+    let notRecorded = 0;
+    for (const [index, hash] of final) if (this.#written.get(index) !== hash) notRecorded++;
+    // A result whose row could not even be built is not recorded either.
+    notRecorded += suite.total - final.size;
     if (!drained) {
       this.#o.onWarning(`results store ${this.store.display}: ${notRecorded} case result${notRecorded === 1 ? "" : "s"} of run ${this.runId} not recorded: the database did not answer within ${this.#o.flushTimeoutSeconds}s`);
     } else if (notRecorded > 0 && this.#failures > 0) {
-      this.#o.onWarning(`results store ${this.store.display}: ${notRecorded} of ${suite.results.length} case results of run ${this.runId} not recorded (first error: ${this.#firstFailure})`);
+      this.#o.onWarning(`results store ${this.store.display}: ${notRecorded} of ${suite.total} case results of run ${this.runId} not recorded (first error: ${this.#firstFailure})`);
     }
     let runRecorded = false;
     try {
@@ -163,7 +168,7 @@ export class RunRecorder {
           failed: suite.failed,
           skipped: suite.skipped,
           durationSeconds: suite.durationSeconds,
-          summary: suite.toJSON().summary as unknown as Record<string, unknown>,
+          summary: suite.summaryJSON() as unknown as Record<string, unknown>,
           startedAt: suite.startedAt,
         })),
         boundMs,
@@ -173,7 +178,7 @@ export class RunRecorder {
     } catch (err) {
       this.#o.onWarning(`results store ${this.store.display}: could not record the end of run ${this.runId}: ${oneLine(err)}`);
     }
-    return { recorded: suite.results.length - notRecorded, notRecorded, runRecorded };
+    return { recorded: suite.total - notRecorded, notRecorded, runRecorded };
   }
 
   /** The case's input as redacted text, or null (unknown, or it could not be read: a dataset file that changed must not fail the recording). */

@@ -90,7 +90,7 @@ describe("RunCollector", () => {
     c.onResult(bytes(resultMessage(0, null, NATS_PROTOCOL + 1)), sealed(0));
     c.onResult(bytes(resultMessage(2, null, NATS_PROTOCOL + 1)), sealed(2));
     const why = `result message speaks protocol version ${NATS_PROTOCOL + 1}; this coordinator speaks ${NATS_PROTOCOL}`;
-    const results = c.finish("not run");
+    const results = [...c.finish("not run")];
     assert.deepEqual(results.map((r) => r.error), [`worker: ${why}`, "skipped: not run", `worker: ${why}`]);
     assert.deepEqual(lines(), [`disposing of result messages of another protocol version (said once per run): ${why}`]);
   });
@@ -167,7 +167,7 @@ describe("RunCollector", () => {
   test("a message on a case's sealed subject that does not echo the token is recorded on the case", () => {
     const { c } = collector();
     c.onResult(bytes(resultMessage(2, null, NATS_PROTOCOL, { token: tokens.token(0) })), sealed(2));
-    assert.deepEqual(c.finish("not run").map((r) => r.error), ["skipped: not run", "skipped: not run", "worker: result message does not echo its case's delivery token"]);
+    assert.deepEqual([...c.finish("not run")].map((r) => r.error), ["skipped: not run", "skipped: not run", "worker: result message does not echo its case's delivery token"]);
   });
 
   test("a result from a worker not present in the run is not accepted; presence is looked up when not known yet", async () => {
