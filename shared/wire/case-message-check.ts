@@ -1,4 +1,4 @@
-// runs in: both
+// runs in: main
 import { CASE_TOKEN_PATTERN } from "./case-token.ts";
 import { MAX_REPEAT } from "../trials/fold-repeats.ts";
 
