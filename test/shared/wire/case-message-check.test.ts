@@ -4,6 +4,7 @@
 // the schema.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import { assertPlainCheckAgrees } from "../../support/plain-check.ts";
 import { plainlyValidCaseMessage } from "../../../shared/wire/case-message-check.ts";
 import { CaseMessageSchema, NATS_PROTOCOL } from "../../../shared/wire/nats.ts";
 import { MAX_REPEAT } from "../../../shared/trials/fold-repeats.ts";
@@ -19,11 +20,6 @@ const VALUES: unknown[] = [
 ];
 
 /** A small deterministic generator, so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-}
-
 function mutate(random: () => number): unknown {
   const m: Record<string, unknown> = random() < 0.3 ? { ...good, traceparent } : { ...good };
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -54,20 +50,6 @@ describe("plainlyValidCaseMessage", () => {
   });
 
   test("over 20,000 generated messages, what the plain check accepts the schema accepts, unchanged", () => {
-    const random = rng(29);
-    let plain = 0;
-    let schemaOnly = 0;
-    for (let i = 0; i < 20_000; i++) {
-      const m = mutate(random);
-      const parsed = CaseMessageSchema.safeParse(m);
-      if (plainlyValidCaseMessage(m, NATS_PROTOCOL)) {
-        plain++;
-        assert.ok(parsed.success, `plainly valid, refused by the schema: ${JSON.stringify(m)}`);
-        assert.deepEqual(parsed.data, m, "the schema would not change it");
-      } else if (parsed.success) schemaOnly++;
-    }
-    // Both sides are exercised: the generator is no use if either count is zero.
-    assert.ok(plain > 1000, `plainly valid: ${plain}`);
-    assert.ok(schemaOnly > 0, `valid only to the schema: ${schemaOnly}`);
+    assertPlainCheckAgrees({ count: 20_000, generate: mutate, plain: (m) => plainlyValidCaseMessage(m, NATS_PROTOCOL), schema: CaseMessageSchema, minPlain: 1000, minSchemaOnly: 0 });
   });
 });

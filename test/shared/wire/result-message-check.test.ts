@@ -4,6 +4,7 @@
 // rest go to the schema.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import { assertPlainCheckAgrees } from "../../support/plain-check.ts";
 import { plainResultMessage, plainlyValidResultMessage } from "../../../shared/wire/result-message-check.ts";
 import { NATS_PROTOCOL, ResultMessageSchema } from "../../../shared/wire/nats.ts";
 import { RunTokens, newRunKey } from "../../../shared/wire/case-token.ts";
@@ -31,11 +32,6 @@ function trivialMessage(): Record<string, unknown> {
 }
 
 const VALUES: unknown[] = [0, 1, 0.5, 2, -1, 1.5, 1001, 2 ** 53, "", "x", "run-1", "bogus", "a".repeat(43), true, false, null, [], ["a"], [1], {}, { a: 1 }, { hits: 1, misses: 0 }];
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-}
 
 function generated(random: () => number): Record<string, unknown> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -75,22 +71,18 @@ describe("plainlyValidResultMessage", () => {
   });
 
   test("over 5,000 generated messages, what the plain check accepts the schema accepts, unchanged", () => {
-    const random = rng(29);
-    let plain = 0;
-    let schemaOnly = 0;
-    for (let i = 0; i < 5000; i++) {
-      const m = generated(random);
-      const parsed = ResultMessageSchema.safeParse(m);
-      if (plainlyValidResultMessage(m)) {
-        plain++;
-        assert.ok(parsed.success, `plainly valid, refused by the schema: ${JSON.stringify(m)} ${parsed.success ? "" : JSON.stringify(parsed.error.issues[0])}`);
-        assert.deepEqual(parsed.data, m, "the schema would not change it");
+    assertPlainCheckAgrees({
+      count: 5000,
+      generate: generated,
+      plain: plainlyValidResultMessage,
+      schema: ResultMessageSchema,
+      minPlain: 500,
+      minSchemaOnly: 50,
+      onPlain: (m, parsed) => {
         const out = plainResultMessage(structuredClone(m))!;
-        assert.deepEqual(out, parsed.data);
-        for (const k of ["tags", "toolsCalled"] as const) assert.equal(Object.isFrozen(out.result[k]), Object.isFrozen(parsed.data.result[k]), `${k} frozen as the schema freezes it`);
-      } else if (parsed.success) schemaOnly++;
-    }
-    assert.ok(plain > 500, `${plain} plainly valid`);
-    assert.ok(schemaOnly > 50, `${schemaOnly} valid only by the schema`);
+        assert.deepEqual(out, parsed);
+        for (const k of ["tags", "toolsCalled"] as const) assert.equal(Object.isFrozen(out.result[k]), Object.isFrozen(parsed.result[k]), `${k} frozen as the schema freezes it`);
+      },
+    });
   });
 });

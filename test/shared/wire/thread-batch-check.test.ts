@@ -3,6 +3,7 @@
 // unchanged; the common batch is accepted plainly; everything else goes to the schema.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import { assertPlainCheckAgrees } from "../../support/plain-check.ts";
 import { plainlyValidBatch } from "../../../shared/wire/thread-batch-check.ts";
 import { THREAD_PROTOCOL, ThreadBatchSchema, parseThreadBatch } from "../../../shared/wire/thread.ts";
 
@@ -13,11 +14,6 @@ const goodBatch = { protocol: THREAD_PROTOCOL, suitePath: "/suite.ts", fingerpri
 const VALUES: unknown[] = [0, 1, 2.5, -1, -0, NaN, Infinity, 2 ** 53, "", "x", "f".repeat(64), true, false, null, undefined, [], {}, ["a"]];
 
 /** A small deterministic generator, so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-}
-
 function mutate(random: () => number): unknown {
   const batch: Record<string, unknown> = structuredClone(goodBatch);
   const cases = (batch.cases as Array<Record<string, unknown>>).slice();
@@ -47,21 +43,7 @@ describe("plainlyValidBatch", () => {
   });
 
   test("over 5,000 generated batches, what the plain check accepts the schema accepts, unchanged", () => {
-    const random = rng(29);
-    let plain = 0;
-    let schemaOnly = 0;
-    for (let i = 0; i < 5000; i++) {
-      const batch = mutate(random);
-      const parsed = ThreadBatchSchema.safeParse(batch);
-      if (plainlyValidBatch(batch, THREAD_PROTOCOL)) {
-        plain++;
-        assert.ok(parsed.success, `plainly valid, refused by the schema: ${JSON.stringify(batch)}`);
-        assert.deepEqual(parsed.data, batch, "the schema would not change it");
-      } else if (parsed.success) schemaOnly++;
-    }
-    // Both sides were exercised.
-    assert.ok(plain > 100, `${plain} plainly valid`);
-    assert.ok(schemaOnly > 10, `${schemaOnly} valid only by the schema`);
+    assertPlainCheckAgrees({ count: 5000, generate: mutate, plain: (b) => plainlyValidBatch(b, THREAD_PROTOCOL), schema: ThreadBatchSchema, minPlain: 100, minSchemaOnly: 10 });
   });
 
   test("parseThreadBatch words an error through the schema as before", () => {

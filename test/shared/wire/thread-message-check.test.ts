@@ -3,6 +3,7 @@
 // schema accepts unchanged; a trivial case's messages are accepted plainly; the rest go to the schema.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import { assertPlainCheckAgrees } from "../../support/plain-check.ts";
 import { plainlyValidThreadMessage } from "../../../shared/wire/thread-message-check.ts";
 import { ThreadMessageSchema } from "../../../shared/wire/thread.ts";
 import { CaseResult } from "../../../shared/result/result.ts";
@@ -28,11 +29,6 @@ const phase = { kind: "phase", taskId: 7, phase: "run", threadId: 3, sessionId: 
 const reply = (result: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ kind: "reply", taskId: 7, reply: { kind: "result", result, ...extra } });
 
 const VALUES: unknown[] = [0, 1, 0.5, 2, -1, 1.5, NaN, Infinity, 2 ** 53, "", "x", "agent", "timeout", "bogus", true, false, null, undefined, [], ["a"], [1], {}, { a: 1 }, { hits: 1, misses: 0 }];
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-}
 
 function generated(random: () => number): Record<string, unknown> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -76,19 +72,6 @@ describe("plainlyValidThreadMessage", () => {
   });
 
   test("over 5,000 generated messages, what the plain check accepts the schema accepts, unchanged", () => {
-    const random = rng(29);
-    let plain = 0;
-    let schemaOnly = 0;
-    for (let i = 0; i < 5000; i++) {
-      const m = generated(random);
-      const parsed = ThreadMessageSchema.safeParse(m);
-      if (plainlyValidThreadMessage(m)) {
-        plain++;
-        assert.ok(parsed.success, `plainly valid, refused by the schema: ${JSON.stringify(m)} ${parsed.success ? "" : JSON.stringify(parsed.error.issues[0])}`);
-        assert.deepEqual(parsed.data, m, "the schema would not change it");
-      } else if (parsed.success) schemaOnly++;
-    }
-    assert.ok(plain > 300, `${plain} plainly valid`);
-    assert.ok(schemaOnly > 50, `${schemaOnly} valid only by the schema`);
+    assertPlainCheckAgrees({ count: 5000, generate: generated, plain: plainlyValidThreadMessage, schema: ThreadMessageSchema, minPlain: 300, minSchemaOnly: 50 });
   });
 });
